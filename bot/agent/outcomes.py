@@ -1,0 +1,98 @@
+"""What a run ends in, as tagged types: Answer | AwaitingApproval | AwaitingReply | Failed."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from bot.db.types import Cell
+
+# Called with a short line such as "Running query on shop-staging…" while a run works.
+Progress = Callable[[str], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Requester:
+    user_id: str
+    name: str = ""
+    timezone: str = "UTC"  # IANA name, from the person's Slack profile
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """A result set the answer rests on, for the person (preview table + CSV)."""
+
+    database: str
+    sql: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    truncated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> QueryResult:
+        return cls(
+            database=data["database"],
+            sql=data["sql"],
+            columns=tuple(data["columns"]),
+            rows=tuple(tuple(row) for row in data["rows"]),
+            truncated=bool(data["truncated"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PendingApproval:
+    id: str
+    session_id: str
+    tool_call_id: str
+    database: str
+    environment: str
+    risk: str
+    sql: str
+    requester: str  # Slack user ID (or console user) who asked
+    created_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PendingApproval:
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalDecision:
+    pending: PendingApproval
+    approver: str
+    approved: bool
+    scope: str | None  # "once" | "thread" when approved
+    summary: str  # "3 rows affected", "Error: …", "denied by U123; not executed"
+    decided_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    text: str
+    results: tuple[QueryResult, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingApproval:
+    pending: PendingApproval
+    text: str = ""  # anything the model said before asking
+    results: tuple[QueryResult, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    message: str  # short, for the person; details go to the log
+
+
+Outcome = Answer | AwaitingApproval | Failed
+
+
+class AlreadyDecided(Exception):
+    """The approval was decided (or superseded) before this click; nothing was done."""

@@ -1,0 +1,266 @@
+"""Configuration: `dbagent.toml` (path from DBAGENT_CONFIG) plus the environment.
+
+Bad configuration fails at start with one line naming the field (`ConfigError`), never a
+traceback, and never with a password in it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class ConfigError(Exception):
+    """A configuration problem, worded as one line that names the field."""
+
+
+class Environment(StrEnum):
+    PRODUCTION = "production"
+    STAGING = "staging"
+    DEVELOPMENT = "development"
+
+
+class Mode(StrEnum):
+    ASK = "ask"
+    AGENT = "agent"
+
+
+_ENV_REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# Slack user IDs start with U or W, user-group IDs with S; the rest is upper-case alphanumerics.
+_SLACK_ID = re.compile(r"^[UWS][A-Z0-9]{2,}$")
+_CHANNEL_ID = re.compile(r"^[CDG][A-Z0-9]{2,}$")
+_DATABASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def expand_env(text: str) -> str:
+    """Replace `${VAR}` with the variable's value; a missing variable is an error."""
+
+    def substitute(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in os.environ:
+            raise ValueError(f"environment variable {name} is not set")
+        return os.environ[name]
+
+    return _ENV_REFERENCE.sub(substitute, text)
+
+
+class ConnectionTarget(BaseModel):
+    """A parsed `mysql://user:password@host:port/schema` URL. The password stays secret."""
+
+    model_config = ConfigDict(frozen=True)
+
+    host: str
+    port: int = 3306
+    user: str
+    password: SecretStr = SecretStr("")
+    schema_name: str | None = None
+
+    @classmethod
+    def parse(cls, url: str) -> ConnectionTarget:
+        # Messages below never echo the URL: it may hold a password.
+        try:
+            parts = urlsplit(url)
+            port = parts.port or 3306
+        except ValueError:
+            raise ValueError("malformed URL (expected mysql://user:password@host:port/db)") from None
+        if parts.scheme not in ("mysql", "mariadb"):
+            raise ValueError("URL scheme must be mysql:// or mariadb://")
+        if not parts.hostname:
+            raise ValueError("URL has no host")
+        if not parts.username:
+            raise ValueError("URL has no user")
+        schema = unquote(parts.path.lstrip("/")) or None
+        if schema and "/" in schema:
+            raise ValueError("URL path must be a single database name")
+        return cls(
+            host=parts.hostname,
+            port=port,
+            user=unquote(parts.username),
+            password=SecretStr(unquote(parts.password or "")),
+            schema_name=schema,
+        )
+
+    def __str__(self) -> str:
+        return f"{self.user}@{self.host}:{self.port}/{self.schema_name or ''}"
+
+
+class DatabaseConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    url: SecretStr
+    environment: Environment
+    description: str = ""
+    read_url: SecretStr | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_simple(cls, value: str) -> str:
+        if not _DATABASE_NAME.match(value):
+            raise ValueError("must be letters, digits, '.', '_' or '-' (at most 64)")
+        return value
+
+    @field_validator("url", "read_url", mode="before")
+    @classmethod
+    def _expand_and_check(cls, value: Any) -> Any:
+        if value is None:
+            return None
+        raw = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if not isinstance(raw, str):
+            raise ValueError("must be a string URL")
+        expanded = expand_env(raw)
+        ConnectionTarget.parse(expanded)
+        return SecretStr(expanded)
+
+    @property
+    def target(self) -> ConnectionTarget:
+        return ConnectionTarget.parse(self.url.get_secret_value())
+
+    @property
+    def read_target(self) -> ConnectionTarget:
+        """Where reads go: the replica when one is configured."""
+        if self.read_url is None:
+            return self.target
+        return ConnectionTarget.parse(self.read_url.get_secret_value())
+
+    @property
+    def schema_name(self) -> str | None:
+        return self.target.schema_name
+
+
+class Approvals(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    approvers: list[str] = Field(default_factory=list)
+    # Optional channel that gets one line per executed write.
+    audit_channel: str | None = None
+
+    @field_validator("approvers")
+    @classmethod
+    def _slack_ids(cls, value: list[str]) -> list[str]:
+        for approver in value:
+            if not _SLACK_ID.match(approver):
+                raise ValueError(
+                    f"{approver!r} is not a Slack user ID (U…/W…) or user-group ID (S…)"
+                )
+        return value
+
+
+class Limits(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    default_rows: int = Field(50, ge=1, le=1000)
+    max_rows: int = Field(1000, ge=1, le=100_000)
+    default_sample_rows: int = Field(20, ge=1, le=100)
+    max_sample_rows: int = Field(100, ge=1, le=10_000)
+    cell_chars: int = Field(200, ge=8, le=100_000)
+    statement_timeout_s: float = Field(30.0, gt=0, le=3600)
+    connect_timeout_s: float = Field(5.0, gt=0, le=120)
+    pool_size: int = Field(5, ge=1, le=100)
+    # An unused one-time grant, and a thread grant, stop matching after these.
+    once_grant_ttl_s: int = Field(3600, ge=1)
+    thread_grant_ttl_s: int = Field(3600, ge=1)
+    max_iterations: int = Field(25, ge=1, le=1000)
+    tool_result_chars: int = Field(12_000, ge=500)
+    history_token_budget: int = Field(60_000, ge=1000)
+    model_timeout_s: float = Field(120.0, gt=0)
+    model_max_retries: int = Field(3, ge=0, le=10)
+    max_message_chars: int = Field(8_000, ge=100)
+
+
+class Settings(BaseSettings):
+    """Everything the bot reads at start. Environment variables fill the top-level fields;
+    `dbagent.toml` fills databases, approvals, channels and limits."""
+
+    model_config = SettingsConfigDict(extra="ignore", case_sensitive=False)
+
+    slack_bot_token: SecretStr | None = None
+    slack_signing_secret: SecretStr | None = None
+    slack_app_token: SecretStr | None = None
+    slack_api_url: str | None = None
+    openai_api_key: SecretStr | None = None
+    openai_base_url: str | None = None
+    openai_model: str = "gpt-4o-mini"
+    port: int = 3000
+    dbagent_config: Path = Path("dbagent.toml")
+    dbagent_state_dir: Path = Path("state")
+
+    databases: list[DatabaseConfig] = Field(default_factory=list)
+    approvals: Approvals = Field(default_factory=Approvals)
+    # Channel ID → mode; channels not named here use `agent`, DMs always use `ask`.
+    channels: dict[str, Mode] = Field(default_factory=dict)
+    limits: Limits = Field(default_factory=Limits)
+
+    @field_validator("databases")
+    @classmethod
+    def _unique_names(cls, value: list[DatabaseConfig]) -> list[DatabaseConfig]:
+        seen: set[str] = set()
+        for database in value:
+            if database.name in seen:
+                raise ValueError(f"duplicate database name {database.name!r}")
+            seen.add(database.name)
+        return value
+
+    @field_validator("channels")
+    @classmethod
+    def _channel_ids(cls, value: dict[str, Mode]) -> dict[str, Mode]:
+        for channel in value:
+            if not _CHANNEL_ID.match(channel):
+                raise ValueError(f"{channel!r} is not a Slack channel ID (C…/G…/D…)")
+        return value
+
+    def database(self, name: str) -> DatabaseConfig | None:
+        return next((db for db in self.databases if db.name == name), None)
+
+    def mode_for_channel(self, channel: str, *, is_dm: bool) -> Mode:
+        if channel in self.channels:
+            return self.channels[channel]
+        return Mode.ASK if is_dm else Mode.AGENT
+
+
+_FILE_SECTIONS = ("databases", "approvals", "channels", "limits")
+
+
+def _describe(error: ValidationError) -> str:
+    """One line per problem, naming the field; the offending input is never echoed."""
+    lines = []
+    for problem in error.errors(include_input=False, include_url=False):
+        location = ".".join(str(part) for part in problem["loc"]) or "config"
+        message = problem["msg"].removeprefix("Value error, ")
+        lines.append(f"{location}: {message}")
+    return "; ".join(lines)
+
+
+def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
+    """Read the environment and the TOML file; raise ConfigError with a one-line reason."""
+    config_path = Path(path or os.environ.get("DBAGENT_CONFIG") or "dbagent.toml")
+    try:
+        text = config_path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            f"config file {config_path} not found (set DBAGENT_CONFIG to its path)"
+        ) from None
+    except OSError as exc:
+        raise ConfigError(f"config file {config_path} cannot be read: {exc.strerror}") from None
+    try:
+        document = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"config file {config_path} is not valid TOML: {exc}") from None
+    unknown = sorted(set(document) - set(_FILE_SECTIONS))
+    if unknown:
+        raise ConfigError(f"{config_path}: unknown section {unknown[0]!r}")
+    values = {key: document[key] for key in _FILE_SECTIONS if key in document}
+    values.update(overrides)
+    values["dbagent_config"] = config_path
+    try:
+        return Settings(**values)
+    except ValidationError as exc:
+        raise ConfigError(f"{config_path}: {_describe(exc)}") from None

@@ -1,0 +1,61 @@
+"""Shared fixtures. Tests that need MariaDB take `mysql_url`; when the server is unreachable
+they skip with a loud reason locally and fail under CI=true."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncmy
+import pytest
+
+from bot.config import ConnectionTarget
+from bot.state.store import StateStore
+
+MYSQL_URL = os.environ.get("DBAGENT_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
+
+_reachable: bool | None = None
+_reason = ""
+
+
+async def _probe(url: str) -> tuple[bool, str]:
+    target = ConnectionTarget.parse(url)
+    try:
+        connection = await asyncio.wait_for(
+            asyncmy.connect(
+                host=target.host,
+                port=target.port,
+                user=target.user,
+                password=target.password.get_secret_value(),
+                database=target.schema_name,
+                connect_timeout=3,
+            ),
+            timeout=5,
+        )
+    except Exception as exc:
+        return False, f"{type(exc).__name__}: {exc}"
+    connection.close()
+    return True, ""
+
+
+@pytest.fixture
+async def mysql_url() -> str:
+    """URL of the test MariaDB (DBAGENT_TEST_MYSQL_URL, default root@127.0.0.1:3306/test)."""
+    global _reachable, _reason
+    if _reachable is None:
+        _reachable, _reason = await _probe(MYSQL_URL)
+    if not _reachable:
+        message = f"MariaDB at {ConnectionTarget.parse(MYSQL_URL)} is unreachable ({_reason})"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(f"!!! SKIPPED: {message}")
+    return MYSQL_URL
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[StateStore]:
+    opened = await StateStore.open(tmp_path / "state")
+    yield opened
+    await opened.close()

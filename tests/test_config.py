@@ -1,0 +1,142 @@
+"""Configuration: good files load; bad ones fail with one line naming the field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.config import ConfigError, Environment, Mode, load_settings
+
+GOOD = """
+[[databases]]
+name = "shop-staging"
+url = "mysql://agent:${SHOP_PW}@db-staging:3306/shop"
+environment = "staging"
+description = "Orders and customers, staging copy"
+read_url = "mysql://reader:${SHOP_PW}@replica:3307/shop"
+
+[[databases]]
+name = "shop-prod"
+url = "mysql://agent@db-prod/shop"
+environment = "production"
+
+[approvals]
+approvers = ["U0123ABCD", "S0ONCALL"]
+
+[channels]
+C0ASKONLY = "ask"
+
+[limits]
+statement_timeout_s = 5
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "dbagent.toml"
+    path.write_text(text)
+    return path
+
+
+def test_a_good_file_loads_with_env_references_expanded(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOP_PW", "s3cr:t@pw")
+    settings = load_settings(write(tmp_path, GOOD))
+    staging = settings.database("shop-staging")
+    assert staging is not None
+    assert staging.environment is Environment.STAGING
+    assert staging.target.host == "db-staging"
+    assert staging.target.password.get_secret_value() == "s3cr:t@pw"
+    assert staging.read_target.host == "replica" and staging.read_target.port == 3307
+    assert staging.schema_name == "shop"
+    assert settings.approvals.approvers == ["U0123ABCD", "S0ONCALL"]
+    assert settings.limits.statement_timeout_s == 5
+    assert settings.limits.default_rows == 50
+
+
+def test_channel_modes_default_to_agent_and_dms_to_ask(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOP_PW", "x")
+    settings = load_settings(write(tmp_path, GOOD))
+    assert settings.mode_for_channel("C0ASKONLY", is_dm=False) is Mode.ASK
+    assert settings.mode_for_channel("C0OTHER", is_dm=False) is Mode.AGENT
+    assert settings.mode_for_channel("D0DM", is_dm=True) is Mode.ASK
+
+
+def test_the_password_never_appears_in_reprs(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOP_PW", "hunter2-secret")
+    settings = load_settings(write(tmp_path, GOOD))
+    staging = settings.database("shop-staging")
+    assert staging is not None
+    for text in (repr(settings), str(settings), repr(staging), str(staging.target)):
+        assert "hunter2-secret" not in text
+
+
+def test_the_config_path_comes_from_dbagent_config(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOP_PW", "x")
+    path = write(tmp_path, GOOD)
+    monkeypatch.setenv("DBAGENT_CONFIG", str(path))
+    assert load_settings().database("shop-prod") is not None
+
+
+BAD_CONFIGS = [
+    # (toml, words the one-line error must contain, reason)
+    (
+        '[[databases]]\nname = "a"\nurl = "mysql://u@h/d"\nenvironment = "prod"\n',
+        ["databases.0.environment"],
+        "an unknown environment names the field",
+    ),
+    (
+        '[[databases]]\nname = "a"\nurl = "mysql://u@h/d"\nenvironment = "staging"\n'
+        '[[databases]]\nname = "a"\nurl = "mysql://u@h/d"\nenvironment = "staging"\n',
+        ["databases", "duplicate database name 'a'"],
+        "two databases with one name",
+    ),
+    (
+        '[[databases]]\nname = "a"\nurl = "postgres://u:pw-LEAK@h/d"\nenvironment = "staging"\n',
+        ["databases.0.url", "mysql://"],
+        "a URL of another scheme",
+    ),
+    (
+        '[[databases]]\nname = "a"\nurl = "mysql://u:pw-LEAK@h:notaport/d"\n'
+        'environment = "staging"\n',
+        ["databases.0.url", "malformed"],
+        "a malformed URL",
+    ),
+    (
+        '[[databases]]\nname = "a"\nurl = "mysql://u@h/d"\nenvironment = "staging"\n'
+        'colour = "blue"\n',
+        ["databases.0.colour"],
+        "an unknown key is a typo, not silence",
+    ),
+    (
+        '[[databases]]\nname = "a"\nurl = "mysql://u:${NOT_SET_ANYWHERE}@h/d"\n'
+        'environment = "staging"\n',
+        ["databases.0.url", "NOT_SET_ANYWHERE"],
+        "a ${VAR} that is not set",
+    ),
+    (
+        '[approvals]\napprovers = ["alice"]\n',
+        ["approvals.approvers", "'alice'"],
+        "an approver that is not a Slack ID",
+    ),
+    ('[channels]\ngeneral = "ask"\n', ["channels", "'general'"], "a channel name, not an ID"),
+    ('[channels]\nC0123 = "write"\n', ["channels.C0123"], "an unknown mode"),
+    ("[limits]\nmax_rows = 0\n", ["limits.max_rows"], "a limit out of range"),
+    ("[slack]\ntoken = 1\n", ["unknown section 'slack'"], "an unknown section"),
+    ("[[databases]\n", ["not valid TOML"], "broken TOML"),
+]
+
+
+@pytest.mark.parametrize(("text", "words", "reason"), BAD_CONFIGS, ids=[r[2] for r in BAD_CONFIGS])
+def test_bad_configuration_fails_with_one_line_naming_the_field(tmp_path, text, words, reason):
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text))
+    message = str(caught.value)
+    assert "\n" not in message, reason
+    assert "LEAK" not in message, "a password must never reach an error message"
+    for word in words:
+        assert word in message, f"{reason}: {message}"
+
+
+def test_a_missing_file_says_which_file(tmp_path):
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings(tmp_path / "nope.toml")
