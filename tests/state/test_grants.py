@@ -1,0 +1,102 @@
+"""Grants bind (session, database, exact SQL); one-time grants are spent exactly once."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from bot.config import Limits
+from bot.state.grants import Grants, GrantScope, sql_digest
+
+SQL = "UPDATE orders SET status = 'shipped' WHERE id = 7"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture
+def grants(store, clock) -> Grants:
+    return Grants(store, Limits(once_grant_ttl_s=60, thread_grant_ttl_s=600), clock=clock)
+
+
+async def test_a_one_time_grant_is_consumed_by_its_first_use(grants):
+    await grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    assert await grants.consume("s1", "shop", SQL) is True
+    assert await grants.consume("s1", "shop", SQL) is False
+
+
+async def test_racing_consumers_of_one_grant_let_exactly_one_win(grants):
+    await grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    wins = await asyncio.gather(*(grants.consume("s1", "shop", SQL) for _ in range(50)))
+    assert wins.count(True) == 1
+
+
+async def test_a_thread_grant_matches_again_until_it_expires(grants, clock):
+    await grants.mint("s1", "shop", SQL, GrantScope.THREAD, "U1")
+    assert await grants.consume("s1", "shop", SQL)
+    assert await grants.consume("s1", "shop", SQL)
+    clock.now += 601
+    assert await grants.consume("s1", "shop", SQL) is False
+
+
+async def test_surrounding_whitespace_is_trimmed_before_hashing(grants):
+    await grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    assert await grants.consume("s1", "shop", f"\n  {SQL}  \n")
+
+
+async def test_a_thread_grant_is_used_before_a_one_time_grant(grants):
+    await grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    await grants.mint("s1", "shop", SQL, GrantScope.THREAD, "U1")
+    assert await grants.consume("s1", "shop", SQL)
+    assert await grants.consume("s1", "shop", SQL)
+    assert await grants.consume("s1", "shop", SQL)
+
+
+MISMATCHES = [
+    # (session, database, sql, reason)
+    ("s2", "shop", SQL, "another session (thread) must ask again"),
+    ("s1", "shop-other", SQL, "another database is another risk"),
+    ("s1", "shop", SQL.replace("7", "8"), "SQL differing by one character"),
+    ("s1", "shop", SQL + ";", "a trailing semicolon is a different text"),
+    ("s1", "shop", SQL.lower(), "case matters: the exact text was approved"),
+]
+
+
+@pytest.mark.parametrize(("session", "database", "sql", "reason"), MISMATCHES)
+async def test_a_grant_matches_nothing_else(grants, session, database, sql, reason):
+    await grants.mint("s1", "shop", SQL, GrantScope.THREAD, "U1")
+    assert await grants.consume(session, database, sql) is False, reason
+
+
+async def test_an_expired_one_time_grant_matches_nothing(grants, clock):
+    await grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    clock.now += 61
+    assert await grants.consume("s1", "shop", SQL) is False
+
+
+async def test_grants_survive_a_restart(tmp_path, clock):
+    from bot.state.store import StateStore
+
+    first = await StateStore.open(tmp_path)
+    await Grants(first, Limits(), clock=clock).mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    await first.close()
+    second = await StateStore.open(tmp_path)
+    assert await Grants(second, Limits(), clock=clock).consume("s1", "shop", SQL)
+    await second.close()
+
+
+def test_the_digest_is_sha256_of_the_trimmed_text():
+    import hashlib
+
+    assert sql_digest("  SELECT 1 \n") == hashlib.sha256(b"SELECT 1").hexdigest()
