@@ -1,0 +1,131 @@
+"""One configured database: its pools (primary, and replica when `read_url` is set), statement
+runs and catalog reads. Pools open nothing until first use."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+
+from bot.config import DatabaseConfig, Limits
+from bot.db import catalog
+from bot.db.pool import ConnectionPool
+from bot.db.session import RawResult, Session, open_session
+from bot.db.types import DbError, Execution, ResultSet, StatementOutcome
+
+
+class Database:
+    def __init__(self, config: DatabaseConfig, limits: Limits) -> None:
+        self.config = config
+        self.limits = limits
+        self._primary: ConnectionPool | None = None
+        self._replica: ConnectionPool | None = None
+        self._version: str | None = None
+
+    async def execute(
+        self,
+        statements: Sequence[str],
+        *,
+        read_only: bool,
+        limit: int,
+        use_replica: bool = False,
+        timeout_s: float | None = None,
+    ) -> Execution:
+        """Run statements in order on one connection; every finished one is reported.
+
+        On failure raises DbError whose `.outcomes` holds the statements that finished.
+        """
+        texts = [text for text in (_trimmed(sql) for sql in statements) if text]
+        if not texts:
+            raise DbError("no SQL statement to run")
+        if use_replica and not read_only:
+            raise DbError("writes never run on the replica")
+        row_limit = max(1, min(limit, self.limits.max_rows))
+        timeout = self.limits.statement_timeout_s if timeout_s is None else timeout_s
+        pool = self._reads() if use_replica else self._primary_pool()
+        outcomes: list[StatementOutcome] = []
+        failed_at: int | None = None
+        try:
+            async with open_session(pool, read_only=read_only, timeout_s=timeout) as session:
+                for position, sql in enumerate(texts, 1):
+                    failed_at = position
+                    started = time.perf_counter()
+                    raw = await session.fetch(sql, limit=row_limit)
+                    outcomes.append(self._outcome(sql, raw, started))
+                failed_at = None
+        except DbError as exc:
+            where = ""
+            if failed_at is not None and len(texts) > 1:
+                where = f"statement {failed_at} of {len(texts)} failed: "
+            raise DbError(where + exc.message, tuple(outcomes)) from None
+        return Execution(self.config.name, tuple(outcomes))
+
+    async def server_version(self) -> str:
+        """The server's VERSION(), e.g. "10.11.19-MariaDB-0+deb12u1"; asked once."""
+        if self._version is None:
+            async with self._catalog_session() as session:
+                raw = await session.fetch("SELECT VERSION()", limit=1)
+            self._version = str(raw.rows[0][0])
+        return self._version
+
+    async def list_tables(self) -> ResultSet:
+        """Tables and views: name, type, estimated_rows, comment."""
+        async with self._catalog_session() as session:
+            schema = await catalog.current_schema(session, self._reads().target.schema_name)
+            return await catalog.list_tables(session, schema, self.limits.cell_chars)
+
+    async def get_columns(self, table: str) -> tuple[ResultSet, ResultSet]:
+        """(columns: name, type, nullable, default, key, extra, comment;
+        indexes: name, columns, unique, type)."""
+        async with self._catalog_session() as session:
+            schema = await catalog.current_schema(session, self._reads().target.schema_name)
+            return await catalog.get_columns(session, schema, table, self.limits.cell_chars)
+
+    async def sample(self, table: str, limit: int) -> ResultSet:
+        rows = max(1, min(limit, self.limits.max_sample_rows))
+        async with self._catalog_session() as session:
+            schema = await catalog.current_schema(session, self._reads().target.schema_name)
+            return await catalog.sample(session, schema, table, rows, self.limits.cell_chars)
+
+    async def explain(self, sql: str) -> str:
+        """`EXPLAIN FORMAT=JSON` text of one statement, in a read-only session; never ANALYZE."""
+        async with self._catalog_session() as session:
+            return await catalog.explain(session, sql)
+
+    async def close(self) -> None:
+        for pool in (self._primary, self._replica):
+            if pool is not None:
+                await pool.close()
+
+    def _catalog_session(self) -> AbstractAsyncContextManager[Session]:
+        return open_session(
+            self._reads(), read_only=True, timeout_s=self.limits.statement_timeout_s
+        )
+
+    def _primary_pool(self) -> ConnectionPool:
+        if self._primary is None:
+            self._primary = ConnectionPool(self.config.name, self.config.target, self.limits)
+        return self._primary
+
+    def _reads(self) -> ConnectionPool:
+        """Where reads go: the replica's pool when `read_url` is set."""
+        if self.config.read_url is None:
+            return self._primary_pool()
+        if self._replica is None:
+            self._replica = ConnectionPool(
+                f"{self.config.name} (replica)", self.config.read_target, self.limits
+            )
+        return self._replica
+
+    def _outcome(self, sql: str, raw: RawResult, started: float) -> StatementOutcome:
+        return StatementOutcome(
+            sql=sql,
+            result=raw.rendered(self.limits.cell_chars),
+            affected_rows=raw.affected_rows,
+            last_insert_id=raw.last_insert_id,
+            duration_ms=(time.perf_counter() - started) * 1000,
+        )
+
+
+def _trimmed(sql: str) -> str:
+    return sql.strip().rstrip(";").rstrip()
