@@ -54,13 +54,15 @@ class PendingApproval:
     sql: str
     requester: str  # Slack user ID (or console user) who asked
     created_at: float
+    reason: str = ""  # the guard's words: why this statement needs an approver
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PendingApproval:
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__})
+        # Fields added later have defaults, so records written before them still load.
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,76 @@
-"""SQL risk classifier — placeholder types; the classifier body is being written."""
+"""SQL risk classifier: how much can a MySQL/MariaDB statement change? It fails closed.
+
+Risk classes, ordered: read_only < write < ddl < transaction; several statements take the
+highest. A statement is read_only only when it is positively recognised as one — anything
+not understood is at least a write.
+
+How a statement is judged (bot/sql/…):
+
+1. lexical.py splits the text at semicolons that are code (not inside literals, quoted
+   identifiers or comments) with exact spans, and produces a copy with comments blanked (for
+   the parser) and one with literals and identifiers blanked too (for keyword checks).
+2. statements.py dispatches on the leading keyword. Queries go to queries.py: a lexical
+   scan for the clauses and calls that make a query act (INTO, locking clauses,
+   side-effect or unknown functions, :=, NEXT VALUE FOR …), then a sqlglot parse that must
+   yield a query. INSERT/REPLACE/UPDATE/DELETE are parsed for their targets. DDL, SET,
+   transaction control and admin statements are judged from their keywords, because the
+   parser adds nothing there (it falls back to an opaque Command, or misreads them).
+
+Design choices:
+
+- Executable comments (``/*! … */``, ``/*!50700 … */``, ``/*M! … */``, ``/*M!100100 … */``):
+  the server runs their content, whatever the version number says on another server. A
+  statement holding one is judged twice — with the comment as a comment, and with the
+  markers removed and the content in place (version numbers ignored) — and gets the higher
+  risk of the two, and never less than write. So mysqldump's ``SELECT /*!40001 SQL_NO_CACHE */
+  * FROM t`` is a write (fail closed; it is rare in hand-written SQL), while
+  ``/*!40101 SET NAMES utf8 */`` is judged as the SET it is and ``/*! DROP TABLE t */`` as
+  DDL. Judging both readings matters because a comment's content can also hide text:
+  ``/*!99999 -- */ DROP TABLE t`` runs DROP TABLE on a server that skips the comment.
+- Optimizer hints ``/*+ … */`` are ordinary comments.
+- EXPLAIN (and DESCRIBE/DESC of a statement) is judged like the statement it explains:
+  ``EXPLAIN SELECT …`` is read_only, ``EXPLAIN UPDATE …`` is a write, although MySQL does not
+  run it — the optimizer may still evaluate constant subqueries and functions while
+  planning, and a single rule cannot be gamed. EXPLAIN ANALYZE and MariaDB's
+  ``ANALYZE <statement>`` run the statement: at least write. DESCRIBE t / SHOW are read_only.
+- SET is never read_only: write, or transaction for SET TRANSACTION and for variables that
+  change transaction handling or the read-only session (autocommit, completion_type,
+  transaction_read_only/tx_read_only, transaction_isolation/tx_isolation). SET PASSWORD and
+  SET DEFAULT ROLE are account DDL. LOCK/UNLOCK TABLES are transaction control (MySQL files
+  them there: they commit and hold locks for the session).
+- PREPARE s FROM '…' and EXECUTE IMMEDIATE '…' are judged by the statement in the literal (at
+  least write); from a variable the statement is invisible, so they get transaction, the
+  highest risk. EXECUTE s is a write: what it runs was judged when it was prepared.
+- Functions: a call is read-only only when it names a built-in without side effects
+  (functions.py). Stored and loadable functions can change data, so qualified, quoted and
+  unknown names are writes. LASTVAL / PREVIOUS VALUE FOR, IS_FREE_LOCK / IS_USED_LOCK,
+  UUID_SHORT and LAST_INSERT_ID only read (session-local) values and stay read_only;
+  NEXTVAL / SETVAL / NEXT VALUE FOR, GET_LOCK / RELEASE_LOCK / RELEASE_ALL_LOCKS, SLEEP,
+  BENCHMARK, LOAD_FILE and the replication waits are writes. ``SELECT @v := …`` assigns a
+  user variable: a write, like SET.
+- A literal with a backslash-escaped quote (``'it\\'s'``) is read differently when the
+  server's sql_mode has NO_BACKSLASH_ESCAPES (or ANSI_QUOTES for "…"), so it makes a
+  statement at least a write; ``'it''s'`` is unambiguous and fine.
+
+Targets (TableRef) are what a statement writes or alters, for the guard's own-schema rule:
+
+- ``TableRef(schema_or_None, table)`` for tables, views, sequences, routines, triggers and
+  events, exactly as written (``UPDATE other.t`` -> ``TableRef("other", "t")``,
+  ``INSERT INTO t`` -> ``TableRef(None, "t")``). Multi-table UPDATE/DELETE report the
+  tables actually written when aliases resolve, else every table in the statement's table
+  list (a superset). A locking read reports the tables it locks.
+- ``TableRef(schema, "")`` for a whole schema: CREATE/ALTER/DROP DATABASE x and USE x
+  (``TableRef("x", "")``; ``ALTER DATABASE`` without a name is ``TableRef(None, "")``).
+- ``TableRef("*", "*")`` for the whole server, as MySQL writes it in GRANT … ON *.*:
+  accounts, roles and privileges (CREATE/ALTER/DROP/RENAME USER, GRANT, REVOKE,
+  SET PASSWORD), servers, tablespaces, plugins, loadable functions, global SET, KILL, FLUSH,
+  RESET, PURGE, SHUTDOWN and replication control. A guard comparing schemas sees "*" as
+  foreign to every database, so these are refused rather than sent for approval.
+
+Known limits: a view or trigger can hide a stored-function call (the READ ONLY session the
+bot runs reads in stops it writing tables); statements are split by the bot and run one by
+one, so the connection must not enable multi-statements.
+"""
 
 from __future__ import annotations
 
@@ -53,5 +125,60 @@ class Classification:
         return self.risk is Risk.READ_ONLY
 
 
+_DIALECTS = frozenset({"mysql", "mariadb"})
+NO_STATEMENT = "no SQL statement found"
+
+
 def classify(sql: str, dialect: str = "mysql") -> Classification:
-    raise NotImplementedError
+    """Classify every statement in ``sql``; the overall risk is the highest among them.
+
+    Text with no statement at all (empty, blanks, comments) is a write with the reason
+    "no SQL statement found": there is nothing to show read-only.
+    """
+    if dialect.lower() not in _DIALECTS:
+        raise ValueError(f"unsupported SQL dialect {dialect!r}; the classifier reads MySQL/MariaDB")
+    statements = tuple(_statement(piece) for piece in split(sql))
+    if not statements:
+        return Classification(sql, Risk.WRITE, (), (NO_STATEMENT,))
+    risk = statements[0].risk
+    for statement in statements[1:]:
+        if _RANK[statement.risk] > _RANK[risk]:
+            risk = statement.risk
+    return Classification(sql, risk, statements, _overall_reasons(statements))
+
+
+def _statement(piece: Piece) -> Statement:
+    try:
+        verdict = judge(piece)
+        risk, kind, reasons = verdict.risk, verdict.kind, tuple(verdict.reasons)
+        targets = tuple(verdict.targets)
+    except Exception as error:  # fail closed: a classifier bug must not let anything through
+        risk, kind, targets = Risk.WRITE, "UNKNOWN", ()
+        reasons = (f"the classifier failed on it ({type(error).__name__}); not read-only",)
+    if not reasons:
+        reasons = (f"{kind} is {risk.value}",)
+    return Statement(piece.text, piece.start, piece.end, risk, kind, reasons, targets)
+
+
+def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
+    """One statement: its reasons. Several: the reasons of every statement that is not
+    read-only (riskiest first), each prefixed with its position and kind."""
+    if len(statements) == 1:
+        return statements[0].reasons
+    numbered = list(enumerate(statements, start=1))
+    risky = [(n, s) for n, s in numbered if s.risk is not Risk.READ_ONLY] or numbered
+    risky.sort(key=lambda item: -item[1].risk.rank)
+    reasons: list[str] = []
+    for number, statement in risky:
+        for reason in statement.reasons:
+            line = f"statement {number} ({statement.kind}): {reason}"
+            if line not in reasons:
+                reasons.append(line)
+    return tuple(reasons)
+
+
+# The judging modules use the types above (bot.sql.verdict imports Risk and TableRef from
+# here), so they are imported after them. bot/sql/__init__.py imports this module first,
+# which makes any import order work.
+from bot.sql.lexical import Piece, split  # noqa: E402
+from bot.sql.statements import judge  # noqa: E402
