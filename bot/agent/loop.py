@@ -1,0 +1,323 @@
+"""One run of a session: system prompt → model → tool calls → results → … → an answer.
+
+A run ends in an Answer, a Failed, or an AwaitingApproval when a statement needs an
+approver: then everything needed to go on is in the store (the assistant message with its
+tool calls, the results of the calls already done, the pending record), and `decide` picks
+the run up again — in this process or in the next one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.agent import tools
+from bot.agent.compaction import compact_text, estimate_tokens, fit_history
+from bot.agent.model import ModelClient, ModelError
+from bot.agent.outcomes import (
+    Answer,
+    ApprovalDecision,
+    AwaitingApproval,
+    Failed,
+    Outcome,
+    PendingApproval,
+    Progress,
+    QueryResult,
+    Requester,
+)
+from bot.agent.prompt import build_system_prompt
+from bot.agent.sessions import Session, Sessions, SessionStatus
+from bot.agent.skills import Skills
+from bot.agent.tools import ApprovalRequired, PreparedCall, ToolContext, ToolOutcome, ToolReply
+from bot.agent.turns import JsonObject, ModelTurn, ToolCall
+from bot.config import Settings
+from bot.state.audit import AuditLog
+from bot.state.grants import Grants, GrantScope
+from bot.state.store import StateStore
+
+if TYPE_CHECKING:
+    from bot.db import DatabaseRegistry
+
+log = logging.getLogger(__name__)
+
+PENDING = "pending"
+OnDecided = Callable[[ApprovalDecision], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """What every run shares."""
+
+    settings: Settings
+    store: StateStore
+    sessions: Sessions
+    databases: DatabaseRegistry
+    model: ModelClient
+    skills: Skills
+    grants: Grants
+    audit: AuditLog
+
+
+def open_calls(messages: list[JsonObject]) -> list[ToolCall]:
+    """Tool calls of the last assistant message that have no result yet, in call order."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message.get("role") == "assistant":
+            answered = {m.get("tool_call_id") for m in messages[index + 1 :]}
+            calls = [ToolCall.from_message(c) for c in message.get("tool_calls") or []]
+            return [call for call in calls if call.id not in answered]
+        if message.get("role") == "user":
+            return []
+    return []
+
+
+def tool_message(call_id: str, content: str) -> JsonObject:
+    return {"role": "tool", "tool_call_id": call_id, "content": content}
+
+
+class Runner:
+    """Drives one session's run; the caller holds the session's lock."""
+
+    def __init__(self, parts: Parts, session: Session, progress: Progress | None) -> None:
+        self.parts = parts
+        self.session = session
+        self.progress = progress
+        # Shown with this outcome only: an answer after an approval does not repeat the
+        # tables already shown with the approval request.
+        self.results: list[QueryResult] = []
+        self.said: list[str] = []
+
+    # -- plumbing -----------------------------------------------------------------------
+    @property
+    def requester(self) -> Requester:
+        return self.session.requester or Requester(user_id="unknown")
+
+    def context(self, approver: str | None = None) -> ToolContext:
+        parts = self.parts
+        return ToolContext(
+            session_id=self.session.id,
+            requester=self.requester,
+            mode=self.session.mode,
+            settings=parts.settings,
+            databases=parts.databases,
+            skills=parts.skills,
+            grants=parts.grants,
+            audit=parts.audit,
+            approver=approver,
+        )
+
+    async def save(self) -> None:
+        await self.parts.sessions.save(self.session)
+
+    async def report(self, line: str) -> None:
+        if not line or self.progress is None:
+            return
+        try:
+            await self.progress(line)
+        except Exception:  # a progress line is never worth a failed run
+            log.warning("progress callback failed", exc_info=True)
+
+    async def fail(self, message: str) -> Failed:
+        self.session.status = SessionStatus.FAILED
+        self.session.last_error = message
+        self.session.iterations = 0
+        await self.save()
+        return Failed(message)
+
+    async def guarded(self, step: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        """Run `step`; what goes wrong ends as Failed with a sentence, never a traceback."""
+        try:
+            return await step()
+        except ModelError as exc:
+            return await self.fail(str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("run of session %s failed", self.session.id)
+            return await self.fail("something went wrong inside dbagent; see its log")
+
+    # -- the loop -----------------------------------------------------------------------
+    async def loop(self) -> Outcome:
+        session, limit = self.session, self.parts.settings.limits.max_iterations
+        while True:
+            if session.iterations >= limit:
+                return await self.fail(
+                    f"stopped after {session.iterations} model steps without a final answer "
+                    f"(the limit is {limit}); ask again, more narrowly"
+                )
+            turn = await self.ask_model()
+            if turn.is_empty:
+                return await self.fail("the model sent an empty response (no text, no tool call)")
+            session.messages.append(turn.assistant_message())
+            if not turn.tool_calls:
+                session.status = SessionStatus.IDLE
+                session.last_error = None
+                session.iterations = 0
+                await self.save()
+                return Answer(text=turn.text, results=tuple(self.results))
+            await self.save()
+            if turn.text.strip():
+                self.said.append(turn.text.strip())
+            pending = await self.run_open_calls()
+            if pending is not None:
+                return self.awaiting(pending)
+
+    async def ask_model(self) -> ModelTurn:
+        """One model call: the system prompt, the mode's tools, the history fitted to budget."""
+        parts, session = self.parts, self.session
+        system = build_system_prompt(
+            databases=[parts.databases.get(name).config for name in parts.databases.names()],
+            mode=session.mode,
+            requester=self.requester,
+            skills=parts.skills,
+        )
+        specs = tools.specs_for(session.mode)
+        budget = parts.settings.limits.history_token_budget
+        fit_history(session.messages, budget - estimate_tokens(system) - estimate_tokens(specs))
+        turn = await parts.model.complete(
+            [{"role": "system", "content": system}, *session.messages], specs
+        )
+        session.iterations += 1
+        session.tokens_used += turn.usage.total_tokens
+        return turn
+
+    def awaiting(self, pending: PendingApproval) -> AwaitingApproval:
+        return AwaitingApproval(pending, text="\n\n".join(self.said), results=tuple(self.results))
+
+    # -- tool calls ---------------------------------------------------------------------
+    async def run_open_calls(self) -> PendingApproval | None:
+        """Run the last assistant message's unanswered calls in order: neighbouring reads
+        together, each execute_query alone. Stops at the first call that needs approval."""
+        raw = open_calls(self.session.messages)
+        calls = [tools.prepare(call, self.session.mode) for call in raw]
+        index = 0
+        while index < len(calls):
+            batch_end = index
+            while batch_end < len(calls) and _concurrent(calls[batch_end]):
+                batch_end += 1
+            if batch_end > index:
+                batch = list(range(index, batch_end))
+                outcomes = await asyncio.gather(*(self.execute(calls[i]) for i in batch))
+                for i, outcome in zip(batch, outcomes, strict=True):
+                    self.append_result(raw[i], outcome)
+                index = batch_end
+            else:
+                outcome = await self.execute(calls[index])
+                if isinstance(outcome, ApprovalRequired):
+                    return await self.pause(raw[index], outcome)
+                self.append_result(raw[index], outcome)
+                index += 1
+            await self.save()
+        return None
+
+    async def execute(
+        self, prepared: PreparedCall | ToolReply, approver: str | None = None
+    ) -> ToolOutcome:
+        if isinstance(prepared, ToolReply):
+            return prepared
+        await self.report(prepared.progress)
+        return await tools.run(prepared, self.context(approver))
+
+    def append_result(self, call: ToolCall, outcome: ToolOutcome) -> None:
+        if isinstance(outcome, ApprovalRequired):  # only execute_query asks, and not here
+            outcome = ToolReply("Error: this call needs approval and was not run")
+        limit = self.parts.settings.limits.tool_result_chars
+        self.session.messages.append(tool_message(call.id, compact_text(outcome.content, limit)))
+        if outcome.result is not None:
+            self.results.append(outcome.result)
+
+    async def pause(self, call: ToolCall, approval: ApprovalRequired) -> PendingApproval:
+        pending = PendingApproval(
+            id=uuid.uuid4().hex,
+            session_id=self.session.id,
+            tool_call_id=call.id,
+            database=approval.database,
+            environment=approval.environment,
+            risk=approval.risk,
+            sql=approval.sql,
+            requester=self.requester.user_id,
+            created_at=time.time(),
+            reason=approval.reason,
+        )
+        # The pending record first: a crash between the two writes leaves a record whose
+        # session does not point at it, which a click reports as already decided.
+        await self.parts.store.put(PENDING, pending.id, pending.to_json())
+        self.session.status = SessionStatus.AWAITING_APPROVAL
+        self.session.pending_id = pending.id
+        await self.save()
+        return pending
+
+    # -- approval -----------------------------------------------------------------------
+    async def decide(
+        self,
+        pending: PendingApproval,
+        call: ToolCall,
+        *,
+        approver: str,
+        scope: GrantScope | None,
+        on_decided: OnDecided | None,
+    ) -> Outcome:
+        """Run (or deny) the paused call, tell `on_decided`, then carry on with the run."""
+        session = self.session
+        session.status = SessionStatus.RUNNING
+        session.pending_id = None
+        await self.save()
+        again: PendingApproval | None = None
+        if scope is not None:
+            await self.parts.grants.mint(session.id, pending.database, pending.sql, scope, approver)
+            outcome = await self.execute(tools.prepare(call, session.mode), approver=approver)
+            if isinstance(outcome, ApprovalRequired):  # the grant did not match: ask again
+                again = await self.pause(call, outcome)
+                summary = "not run; it needs approval again"
+            else:
+                self.append_result(call, outcome)
+                summary = outcome.summary or outcome.content[:200]
+        else:
+            summary = f"denied by {approver}; not executed"
+            await self.parts.audit.record(
+                session_id=session.id,
+                requester=pending.requester,
+                approver=approver,
+                database=pending.database,
+                environment=pending.environment,
+                risk=pending.risk,
+                sql=pending.sql,
+                outcome="denied",
+            )
+            self.append_result(call, ToolReply(summary))
+        await self.save()
+        if on_decided is not None:
+            decision = ApprovalDecision(
+                pending=pending,
+                approver=approver,
+                approved=scope is not None,
+                scope=None if scope is None else scope.value,
+                summary=summary,
+                decided_at=time.time(),
+            )
+            try:
+                await on_decided(decision)
+            except Exception:  # the card update failing must not lose the run
+                log.warning("on_decided callback failed", exc_info=True)
+        if again is not None:
+            return self.awaiting(again)
+        pending_next = await self.run_open_calls()
+        if pending_next is not None:
+            return self.awaiting(pending_next)
+        return await self.loop()
+
+
+def _concurrent(prepared: PreparedCall | ToolReply) -> bool:
+    return isinstance(prepared, ToolReply) or prepared.tool.concurrent
+
+
+def find_call(messages: list[JsonObject], call_id: str) -> ToolCall | None:
+    for call in open_calls(messages):
+        if call.id == call_id:
+            return call
+    return None

@@ -1,0 +1,99 @@
+"""Sessions: one conversation (a Slack thread, a console run), persisted after every step.
+
+Stored as JSON in the state store's "sessions" table under the session id. The messages are
+the chat completions messages (user, assistant with tool calls, tool results) without the
+system prompt, which is rebuilt for every model call.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from bot.agent.outcomes import Requester
+from bot.config import Mode
+from bot.state.store import StateStore
+
+TABLE = "sessions"
+
+
+class SessionStatus(StrEnum):
+    IDLE = "idle"
+    RUNNING = "running"
+    AWAITING_APPROVAL = "awaiting_approval"
+    FAILED = "failed"
+    INTERRUPTED = "interrupted"  # the bot stopped while a run was going on
+
+
+@dataclass
+class Session:
+    id: str
+    mode: Mode
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    created_at: float = field(default_factory=time.time)
+    updated_at: float = field(default_factory=time.time)
+    tokens_used: int = 0
+    status: SessionStatus = SessionStatus.IDLE
+    last_error: str | None = None
+    pending_id: str | None = None
+    requester: Requester | None = None  # who wrote the last message
+    iterations: int = 0  # model calls in the current run (a run spans approval pauses)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "mode": self.mode.value,
+            "messages": self.messages,
+            "created_at": self.created_at,
+            "updated_at": self.updated_at,
+            "tokens_used": self.tokens_used,
+            "status": self.status.value,
+            "last_error": self.last_error,
+            "pending_id": self.pending_id,
+            "requester": None
+            if self.requester is None
+            else {
+                "user_id": self.requester.user_id,
+                "name": self.requester.name,
+                "timezone": self.requester.timezone,
+            },
+            "iterations": self.iterations,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Session:
+        requester = data.get("requester")
+        return cls(
+            id=data["id"],
+            mode=Mode(data.get("mode", Mode.ASK.value)),
+            messages=list(data.get("messages") or []),
+            created_at=float(data.get("created_at") or time.time()),
+            updated_at=float(data.get("updated_at") or time.time()),
+            tokens_used=int(data.get("tokens_used") or 0),
+            status=SessionStatus(data.get("status", SessionStatus.IDLE.value)),
+            last_error=data.get("last_error"),
+            pending_id=data.get("pending_id"),
+            requester=Requester(**requester) if requester else None,
+            iterations=int(data.get("iterations") or 0),
+        )
+
+
+class Sessions:
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+
+    async def load(self, session_id: str) -> Session | None:
+        data = await self._store.get(TABLE, session_id)
+        return None if data is None else Session.from_json(data)
+
+    async def load_or_create(self, session_id: str, mode: Mode) -> Session:
+        return await self.load(session_id) or Session(id=session_id, mode=mode)
+
+    async def save(self, session: Session) -> None:
+        session.updated_at = time.time()
+        await self._store.put(TABLE, session.id, session.to_json())
+
+    async def all(self) -> list[Session]:
+        return [Session.from_json(data) for _, data in await self._store.items(TABLE)]

@@ -1,0 +1,141 @@
+"""What every tool is made of: a name, a pydantic parameter model, a handler and its modes.
+
+A handler returns a `ToolReply` (text for the model, and maybe a result set for the person)
+or an `ApprovalRequired` that pauses the run. Failures it can word (DbError) become
+"Error: …" replies in the registry; nothing a tool does ends the run with an exception.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.agent.outcomes import QueryResult, Requester
+from bot.config import Mode, Settings
+from bot.db.types import ResultSet
+
+if TYPE_CHECKING:
+    from bot.agent.skills import Skills
+    from bot.db import DatabaseRegistry
+    from bot.state.audit import AuditLog
+    from bot.state.grants import Grants
+
+BOTH_MODES = frozenset({Mode.ASK, Mode.AGENT})
+AGENT_ONLY = frozenset({Mode.AGENT})
+
+
+class Parameters(BaseModel):
+    """Base of every tool's parameters. Unknown keys are ignored: models add stray ones."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a tool may use while it runs, for one session."""
+
+    session_id: str
+    requester: Requester
+    mode: Mode
+    settings: Settings
+    databases: DatabaseRegistry
+    skills: Skills
+    grants: Grants
+    audit: AuditLog
+    approver: str | None = None  # set while running a call an approver has just allowed
+
+
+@dataclass(frozen=True, slots=True)
+class ToolReply:
+    content: str  # what the model reads
+    result: QueryResult | None = None  # a result set the answer may rest on
+    summary: str = ""  # one line for an approval card: "3 rows affected", "Error: …"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalRequired:
+    """The guard wants an approver's click before this statement runs."""
+
+    database: str
+    environment: str
+    risk: str
+    sql: str
+    reason: str
+
+
+ToolOutcome = ToolReply | ApprovalRequired
+Handler = Callable[[ToolContext, Any], Awaitable[ToolOutcome]]
+
+
+@dataclass(frozen=True, slots=True)
+class Tool:
+    name: str
+    description: str
+    parameters: type[Parameters]
+    handler: Handler
+    modes: frozenset[Mode]
+    # May run alongside the turn's other calls: reads that need no approval.
+    concurrent: bool = True
+    # The line shown to the person while the tool runs, from its parsed arguments.
+    progress: Callable[[Any], str] | None = None
+
+    def spec(self) -> dict[str, Any]:
+        """The tool as the chat completions API expects it."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": _clean_schema(self.parameters.model_json_schema()),
+            },
+        }
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Drop pydantic's titles: noise for the model, and some servers reject unknown keys."""
+    cleaned = {key: value for key, value in schema.items() if key != "title"}
+    cleaned["properties"] = {
+        name: _plain_property(prop) for name, prop in cleaned.get("properties", {}).items()
+    }
+    cleaned["type"] = "object"
+    return cleaned
+
+
+def _plain_property(prop: dict[str, Any]) -> dict[str, Any]:
+    """`int | None = None` becomes a plain optional integer: some servers reject anyOf/null."""
+    plain = {key: value for key, value in prop.items() if key != "title"}
+    options = plain.pop("anyOf", None)
+    if options is not None:
+        kept = [option for option in options if option.get("type") != "null"]
+        if len(kept) == 1:
+            plain = {**kept[0], **plain}
+        else:
+            plain["anyOf"] = options
+    if plain.get("default", "") is None:
+        del plain["default"]
+    return plain
+
+
+def dumps(value: Any) -> str:
+    """Compact JSON, the only format tools answer in."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
+
+
+def table(result: ResultSet, **extra: Any) -> dict[str, Any]:
+    """A result set as columns plus rows of arrays (never one object per row)."""
+    return {
+        "columns": list(result.columns),
+        "rows": [list(row) for row in result.rows],
+        "row_count": result.row_count,
+        "truncated": result.truncated,
+        **extra,
+    }
+
+
+def error(message: str) -> ToolReply:
+    text = message if message.startswith(("Error:", "Blocked:")) else f"Error: {message}"
+    return ToolReply(content=text, summary=text)

@@ -1,0 +1,63 @@
+"""explain_query: EXPLAIN FORMAT=JSON of one read-only statement — never EXPLAIN ANALYZE,
+which would run it."""
+
+from __future__ import annotations
+
+import json
+
+from pydantic import Field
+
+from bot.agent.tools.base import (
+    AGENT_ONLY,
+    Parameters,
+    Tool,
+    ToolContext,
+    ToolReply,
+    dumps,
+    error,
+)
+from bot.sql.risk import classify
+
+# Statements that are already about plans or metadata: there is nothing to explain.
+_NOT_EXPLAINABLE = ("EXPLAIN", "DESC", "SHOW", "ANALYZE", "HELP")
+
+
+class ExplainParameters(Parameters):
+    database: str = Field(description="Name of a configured database.")
+    sql: str = Field(description="One read-only statement (a SELECT), without EXPLAIN.")
+
+
+async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolReply:
+    db = context.databases.get(args.database)
+    classification = classify(args.sql)
+    if not classification.is_read_only:
+        return error(
+            "Blocked: explain_query explains read-only statements only; this is a "
+            f"{classification.risk.value} statement. Explain the SELECT that finds its rows."
+        )
+    if len(classification.statements) != 1:
+        return error("explain_query takes exactly one statement; send them one at a time.")
+    statement = classification.statements[0]
+    if statement.kind.upper().startswith(_NOT_EXPLAINABLE):
+        return error(f"send the query itself, not {statement.kind}; EXPLAIN is added for you.")
+    plan = await db.explain(statement.text)
+    try:
+        parsed = json.loads(plan)
+    except ValueError:
+        return ToolReply(plan)
+    return ToolReply(dumps({"database": args.database, "plan": parsed}))
+
+
+EXPLAIN_TOOLS = (
+    Tool(
+        name="explain_query",
+        description=(
+            "The execution plan (EXPLAIN FORMAT=JSON) of one read-only statement, without "
+            "running it. Use it to find out why a query is slow."
+        ),
+        parameters=ExplainParameters,
+        handler=explain_query,
+        modes=AGENT_ONLY,
+        progress=lambda args: f"Explaining a query on {args.database}…",
+    ),
+)

@@ -1,0 +1,162 @@
+"""execute_query: classify → guard → (grant) → run, every statement audited.
+
+Rows are cut after fetching by the data layer (never by rewriting the SQL), and the reply says
+exactly whether more rows existed. A write without a matching grant pauses the run for an
+approver; once approved, the same path runs again and consumes the grant.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field
+
+from bot.agent.outcomes import QueryResult
+from bot.agent.tools.base import (
+    AGENT_ONLY,
+    ApprovalRequired,
+    Parameters,
+    Tool,
+    ToolContext,
+    ToolOutcome,
+    ToolReply,
+    dumps,
+    table,
+)
+from bot.db.types import DbError, Execution
+from bot.guard import NeedsApproval, Refused, decide
+from bot.sql.risk import Classification, classify
+
+
+class QueryParameters(Parameters):
+    database: str = Field(description="Name of a configured database.")
+    sql: str = Field(
+        description=(
+            "The SQL to run, exactly as it should execute. Reads run at once; changes wait "
+            "for an approver's click."
+        )
+    )
+    limit: int | None = Field(
+        default=None, ge=1, description="Most rows to return (default 50, at most 1000)."
+    )
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count} {noun}{'' if count == 1 else 's'}"
+
+
+class _Audit:
+    """The fields every record of one call shares."""
+
+    def __init__(self, context: ToolContext, database: str, environment: str) -> None:
+        self._context = context
+        self._shared = {
+            "session_id": context.session_id,
+            "requester": context.requester.user_id,
+            "approver": context.approver,
+            "database": database,
+            "environment": environment,
+        }
+
+    async def __call__(self, *, risk: str, sql: str, outcome: str, **details: Any) -> None:
+        await self._context.audit.record(
+            **self._shared, risk=risk, sql=sql, outcome=outcome, **details
+        )
+
+
+async def _record_execution(audit: _Audit, classification: Classification, run: Execution) -> None:
+    for statement, outcome in zip(classification.statements, run.outcomes, strict=False):
+        rows = outcome.result.row_count if outcome.result is not None else outcome.affected_rows
+        await audit(
+            risk=statement.risk.value,
+            sql=statement.text,
+            outcome="executed",
+            rows=rows,
+            duration_ms=outcome.duration_ms,
+        )
+
+
+def _reply(database: str, sql: str, run: Execution, capped_at: int | None) -> ToolReply:
+    note = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
+    result = run.last_result
+    if result is not None:
+        summary = f"{_plural(result.row_count, 'row')} returned" + (
+            " (truncated)" if result.truncated else ""
+        )
+        query_result = QueryResult(
+            database=database,
+            sql=sql,
+            columns=result.columns,
+            rows=result.rows,
+            truncated=result.truncated,
+        )
+        return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
+    affected = sum(outcome.affected_rows or 0 for outcome in run.outcomes)
+    answer: dict[str, Any] = {"affected_rows": affected}
+    last_id = next((o.last_insert_id for o in reversed(run.outcomes) if o.last_insert_id), None)
+    if last_id:
+        answer["last_insert_id"] = last_id
+    if len(run.outcomes) > 1:
+        answer["statements"] = [o.affected_rows for o in run.outcomes]
+    return ToolReply(dumps({**answer, **note}), summary=f"{_plural(affected, 'row')} affected")
+
+
+async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutcome:
+    db = context.databases.get(args.database)
+    limits = context.settings.limits
+    wanted = args.limit or limits.default_rows
+    limit = min(wanted, limits.max_rows)
+    classification = classify(args.sql)
+    decision = decide(classification, db.config, granted=False)
+    if isinstance(decision, NeedsApproval) and await context.grants.consume(
+        context.session_id, args.database, args.sql
+    ):
+        decision = decide(classification, db.config, granted=True)
+
+    environment = db.config.environment.value
+    audit = _Audit(context, args.database, environment)
+    risk = classification.risk.value
+    if isinstance(decision, Refused):
+        await audit(risk=risk, sql=args.sql, outcome="refused", error=decision.reason)
+        return ToolReply(decision.reason, summary=decision.reason)
+    if isinstance(decision, NeedsApproval):
+        await audit(risk=risk, sql=args.sql, outcome="awaiting_approval")
+        return ApprovalRequired(args.database, environment, risk, args.sql, decision.reason)
+
+    statements = [statement.text for statement in classification.statements]
+    try:
+        run = await db.execute(
+            statements,
+            read_only=decision.read_only,
+            use_replica=decision.use_replica,
+            limit=limit,
+        )
+    except DbError as exc:
+        done = Execution(args.database, exc.outcomes)
+        await _record_execution(audit, classification, done)
+        failed = classification.statements[min(len(exc.outcomes), len(statements) - 1)]
+        await audit(risk=failed.risk.value, sql=failed.text, outcome="error", error=exc.message)
+        text = f"Error: {exc.message}"
+        if exc.outcomes:
+            text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
+        return ToolReply(text, summary=text)
+    await _record_execution(audit, classification, run)
+    return _reply(args.database, args.sql, run, limits.max_rows if wanted > limit else None)
+
+
+QUERY_TOOLS = (
+    Tool(
+        name="execute_query",
+        description=(
+            "Run SQL on a database. Read-only statements run at once in a read-only session; "
+            "INSERT/UPDATE/DELETE/DDL on non-production databases pause for an approver's "
+            "click and run after approval; production writes and transaction control are "
+            "refused. Returns columns and rows (at most `limit`) and whether rows were cut."
+        ),
+        parameters=QueryParameters,
+        handler=execute_query,
+        modes=AGENT_ONLY,
+        concurrent=False,
+        progress=lambda args: f"Running query on {args.database}…",
+    ),
+)

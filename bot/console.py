@@ -1,0 +1,194 @@
+"""`python -m bot console [--mode agent|ask] [--database NAME]`: the agent in a terminal.
+
+The same loop the Slack bot runs, with the person at the terminal as requester and approver:
+an approval request is a y/n prompt. Input is read on a worker thread, so the event loop
+stays free while it waits.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import logging
+import os
+import sys
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TextIO
+
+from bot.agent import (
+    Agent,
+    Answer,
+    AwaitingApproval,
+    Failed,
+    Outcome,
+    QueryResult,
+    Requester,
+    Skills,
+    build_model_client,
+)
+from bot.config import ConfigError, Mode, load_settings
+from bot.state.grants import GrantScope
+from bot.state.store import StateStore
+
+ReadLine = Callable[[str], Awaitable[str | None]]
+PREVIEW_ROWS = 20
+
+
+def local_timezone() -> str:
+    """The terminal's IANA time zone name: $TZ, /etc/timezone or /etc/localtime's link."""
+    if os.environ.get("TZ", "").strip("/:"):
+        return os.environ["TZ"].lstrip(":")
+    try:
+        return Path("/etc/timezone").read_text().strip() or "UTC"
+    except OSError:
+        pass
+    try:
+        target = os.readlink("/etc/localtime")
+    except OSError:
+        return "UTC"
+    return target.split("zoneinfo/", 1)[1] if "zoneinfo/" in target else "UTC"
+
+
+async def read_line(prompt: str) -> str | None:
+    """input() on a thread; None at end of input."""
+    try:
+        return await asyncio.to_thread(input, prompt)
+    except EOFError:
+        return None
+
+
+def render_result(result: QueryResult, limit: int = PREVIEW_ROWS) -> str:
+    rows = [[("NULL" if cell is None else str(cell)) for cell in row] for row in result.rows]
+    shown = rows[:limit]
+    columns = list(result.columns)
+    widths = [
+        min(40, max([len(c)] + [len(row[i]) for row in shown])) for i, c in enumerate(columns)
+    ]
+
+    def line(cells: list[str]) -> str:
+        return " | ".join(cell[:w].ljust(w) for cell, w in zip(cells, widths, strict=True))
+
+    out = [
+        f"-- {result.database}: {result.sql}",
+        line(columns),
+        "-+-".join("-" * w for w in widths),
+    ]
+    out += [line(row) for row in shown]
+    more = len(rows) - len(shown)
+    if more > 0:
+        out.append(f"… {more} more rows")
+    if result.truncated:
+        out.append("(truncated: the query had more rows than were fetched)")
+    return "\n".join(out)
+
+
+async def run_console(
+    agent: Agent,
+    *,
+    mode: Mode,
+    requester: Requester,
+    read: ReadLine = read_line,
+    out: TextIO | None = None,
+    session_id: str | None = None,
+) -> int:
+    out = out or sys.stdout
+    session = session_id or f"console:{uuid.uuid4().hex[:12]}"
+
+    def say(text: str) -> None:
+        out.write(text + "\n")
+        out.flush()
+
+    async def progress(line: str) -> None:
+        say(f"  … {line}")
+
+    say(f"dbagent console ({mode.value} mode). Ask a question; an empty line or Ctrl-D ends.")
+    while True:
+        text = await read("you> ")
+        if text is None or not text.strip():
+            return 0
+        outcome: Outcome = await agent.handle_message(
+            session, text, requester=requester, mode=mode, progress=progress
+        )
+        while isinstance(outcome, AwaitingApproval):
+            if outcome.text:
+                say(outcome.text)
+            for result in outcome.results:
+                say(render_result(result))
+            pending = outcome.pending
+            say(
+                f"\nApproval needed on {pending.database} ({pending.environment}), "
+                f"risk {pending.risk}:\n{pending.sql}\n"
+            )
+            choice = ((await read("approve? [y]es once / [t]hread / [N]o: ")) or "").strip()
+            choice = choice.lower()
+
+            async def decided(decision: object) -> None:
+                say(f"  → {getattr(decision, 'summary', '')}")
+
+            if choice in ("y", "yes", "t", "thread"):
+                scope = GrantScope.THREAD if choice.startswith("t") else GrantScope.ONCE
+                outcome = await agent.approve(
+                    pending.id,
+                    approver=requester.user_id,
+                    scope=scope,
+                    progress=progress,
+                    on_decided=decided,
+                )
+            else:
+                outcome = await agent.deny(
+                    pending.id, approver=requester.user_id, progress=progress, on_decided=decided
+                )
+        if isinstance(outcome, Answer):
+            say(f"\n{outcome.text}\n")
+            for result in outcome.results:
+                say(render_result(result) + "\n")
+        elif isinstance(outcome, Failed):
+            say(f"error: {outcome.message}")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bot console", description=__doc__)
+    parser.add_argument("--mode", choices=[m.value for m in Mode], default=Mode.AGENT.value)
+    parser.add_argument("--database", help="offer only this configured database")
+    return parser
+
+
+async def console_main(argv: list[str]) -> int:
+    from bot.db import DatabaseRegistry  # the data layer, only when the console really runs
+
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    # One line per HTTP request would drown the conversation in a terminal.
+    for noisy in ("httpx", "httpx2", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    settings = load_settings()
+    databases = settings.databases
+    if args.database:
+        databases = [db for db in databases if db.name == args.database]
+        if not databases:
+            names = ", ".join(db.name for db in settings.databases) or "none"
+            raise ConfigError(f"--database {args.database!r} is not configured (have: {names})")
+    store = await StateStore.open(settings.dbagent_state_dir)
+    registry = DatabaseRegistry(databases, settings.limits)
+    model = build_model_client(settings)
+    try:
+        agent = Agent(
+            settings=settings,
+            store=store,
+            databases=registry,
+            model=model,
+            skills=Skills.load(),
+        )
+        await agent.recover()
+        user = getpass.getuser() or "console"
+        requester = Requester(user_id=user, name=user, timezone=local_timezone())
+        return await run_console(agent, mode=Mode(args.mode), requester=requester)
+    finally:
+        await model.close()
+        await registry.close()
+        await store.close()

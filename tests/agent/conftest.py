@@ -1,0 +1,124 @@
+"""Fixtures for the agent tests: a small shop schema on the real MariaDB, the fake model server,
+and an Agent wired to both through the real `openai` client."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.agent import Agent, ModelClient, Skills, build_model_client
+from bot.agent.tools import ToolContext
+from bot.config import ConnectionTarget, Mode
+from bot.db import DatabaseRegistry
+from bot.state.audit import AuditLog
+from bot.state.grants import Grants
+from bot.state.store import StateStore
+from tests.agent.support import (
+    BIG_ROWS,
+    REQUESTER,
+    RESET,
+    SCHEMA,
+    SESSION,
+    SHOP,
+    AgentFactory,
+    make_settings,
+    run_statements,
+)
+from tests.fakes.model_server import FakeModelServer
+
+_created_on: list[str] = []  # the server URL, once this process made its schema
+
+
+@pytest.fixture(scope="session", autouse=True)
+def drop_the_shop_schema_at_the_end() -> Iterator[None]:
+    yield
+    if _created_on:
+        asyncio.run(run_statements(_created_on[0], [f"DROP DATABASE IF EXISTS {SCHEMA}"]))
+
+
+@pytest.fixture
+async def shop_url(mysql_url: str) -> str:
+    """The shop schema, with customers and orders reset for each test; URL to reach it."""
+    statements = SHOP + RESET
+    if not _created_on:
+        statements += [
+            f"DELETE FROM {SCHEMA}.events",
+            f"INSERT INTO {SCHEMA}.events SELECT seq, CONCAT('event payload number ', seq) "
+            f"FROM {SCHEMA}.seq_1_to_{BIG_ROWS}",
+        ]
+    await run_statements(mysql_url, statements)
+    if not _created_on:
+        _created_on.append(mysql_url)
+    target = ConnectionTarget.parse(mysql_url)
+    password = target.password.get_secret_value()
+    credentials = f"{target.user}:{password}" if password else target.user
+    return f"mysql://{credentials}@{target.host}:{target.port}/{SCHEMA}"
+
+
+@pytest.fixture
+async def model_server() -> AsyncIterator[FakeModelServer]:
+    async with FakeModelServer(api_key="test-key") as server:
+        yield server
+
+
+@pytest.fixture(params=[True, False], ids=["streamed", "plain"])
+def streaming(request: pytest.FixtureRequest) -> bool:
+    return request.param
+
+
+@pytest.fixture
+async def make_agent(
+    model_server: FakeModelServer, shop_url: str, tmp_path: Path, streaming: bool
+) -> AsyncIterator[AgentFactory]:
+    """Builds Agents on one state directory (a second call is a restarted bot)."""
+    opened: list[tuple[StateStore, DatabaseRegistry, ModelClient]] = []
+
+    async def build(**limits: object) -> Agent:
+        settings = make_settings(model_server, shop_url, **limits)
+        store = await StateStore.open(tmp_path / "state")
+        registry = DatabaseRegistry(settings.databases, settings.limits)
+        model = build_model_client(settings, stream=streaming)
+        opened.append((store, registry, model))
+        agent = Agent(
+            settings=settings,
+            store=store,
+            databases=registry,
+            model=model,
+            skills=Skills.load(),
+        )
+        await agent.recover()
+        return agent
+
+    yield build
+    for store, registry, model in opened:
+        await model.close()
+        await registry.close()
+        await store.close()
+
+
+@pytest.fixture
+async def agent(make_agent: AgentFactory) -> Agent:
+    return await make_agent()
+
+
+@pytest.fixture
+async def tool_context(
+    store: StateStore, shop_url: str, model_server: FakeModelServer
+) -> AsyncIterator[ToolContext]:
+    """What a tool sees in agent mode, on the real database (the model is not involved)."""
+    settings = make_settings(model_server, shop_url)
+    registry = DatabaseRegistry(settings.databases, settings.limits)
+    yield ToolContext(
+        session_id=SESSION,
+        requester=REQUESTER,
+        mode=Mode.AGENT,
+        settings=settings,
+        databases=registry,
+        skills=Skills.load(),
+        grants=Grants(store, settings.limits),
+        audit=AuditLog(store),
+    )
+    await registry.close()

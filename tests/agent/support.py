@@ -1,0 +1,148 @@
+"""Shared pieces of the agent tests: the shop schema, settings, and a way to read the database
+behind the agent's back."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Awaitable, Callable
+
+import asyncmy
+
+from bot.agent import Agent, Requester, tools
+from bot.agent.tools import ToolContext, ToolOutcome, ToolReply
+from bot.agent.turns import ToolCall
+from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
+from tests.fakes.model_server import FakeModelServer
+
+# One schema per test process: two runs at once (a developer and CI) never share rows.
+SCHEMA = f"dbagent_t_agent_{os.getpid()}"
+STAGING = "shop-staging"
+PRODUCTION = "shop-prod"
+BIG_ROWS = 10_000
+
+SHOP = [
+    f"CREATE DATABASE IF NOT EXISTS {SCHEMA}",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.customers (
+        id INT PRIMARY KEY,
+        name VARCHAR(100) NOT NULL,
+        country CHAR(2) NOT NULL
+    ) COMMENT='people who buy'""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.orders (
+        id INT PRIMARY KEY,
+        customer_id INT NOT NULL,
+        status VARCHAR(20) NOT NULL,
+        total DECIMAL(10,2) NOT NULL,
+        KEY idx_orders_customer (customer_id)
+    ) COMMENT='one row per order'""",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.events (
+        id INT PRIMARY KEY,
+        payload VARCHAR(64) NOT NULL
+    )""",
+]
+RESET = [
+    f"DELETE FROM {SCHEMA}.customers",
+    f"INSERT INTO {SCHEMA}.customers VALUES (1, 'Ada', 'GB'), (2, 'Linus', 'FI'), "
+    "(3, 'Grace', 'US')",
+    f"DELETE FROM {SCHEMA}.orders",
+    f"INSERT INTO {SCHEMA}.orders VALUES (10, 1, 'paid', 20.00), (11, 1, 'pending', 5.50), "
+    "(12, 2, 'pending', 12.00), (13, 3, 'shipped', 99.99)",
+]
+
+
+async def _run(url: str, statements: list[str]) -> None:
+    target = ConnectionTarget.parse(url)
+    connection = await asyncmy.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password.get_secret_value(),
+        autocommit=True,
+    )
+    try:
+        async with connection.cursor() as cursor:
+            for statement in statements:
+                await cursor.execute(statement)
+    finally:
+        connection.close()
+
+
+# Builds an Agent on the test's state directory; a second call is a restarted bot.
+AgentFactory = Callable[..., Awaitable[Agent]]
+REQUESTER = Requester(user_id="U0REQUEST", name="Ada", timezone="Europe/Berlin")
+APPROVER = "U0APPROVE"
+SESSION = "T1:C1:1700000000.000100"
+
+
+async def run_statements(url: str, statements: list[str]) -> None:
+    target = ConnectionTarget.parse(url)
+    connection = await asyncmy.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password.get_secret_value(),
+        autocommit=True,
+    )
+    try:
+        async with connection.cursor() as cursor:
+            for statement in statements:
+                await cursor.execute(statement)
+    finally:
+        connection.close()
+
+
+async def query(url: str, sql: str) -> list[tuple]:
+    """Read the database behind the agent's back, to check what really happened."""
+    target = ConnectionTarget.parse(url)
+    connection = await asyncmy.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password.get_secret_value(),
+        database=target.schema_name,
+        autocommit=True,
+    )
+    try:
+        async with connection.cursor() as cursor:
+            await cursor.execute(sql)
+            return list(await cursor.fetchall())
+    finally:
+        connection.close()
+
+
+def make_settings(server: FakeModelServer, shop_url: str, **limits: object) -> Settings:
+    return Settings(
+        openai_base_url=server.url,
+        openai_api_key="test-key",
+        openai_model="fake-model",
+        databases=[
+            DatabaseConfig(
+                name=STAGING,
+                url=shop_url,
+                environment="staging",
+                description="Orders and customers, staging copy",
+            ),
+            DatabaseConfig(
+                name=PRODUCTION,
+                url=shop_url,
+                environment="production",
+                description="Orders and customers, live",
+            ),
+        ],
+        limits=Limits(model_max_retries=2, statement_timeout_s=10, **limits),
+    )
+
+
+async def call_tool(context: ToolContext, name: str, arguments: object = None) -> ToolOutcome:
+    """A tool call as the model would send it, through the registry."""
+    raw = arguments if isinstance(arguments, str) else json.dumps(arguments or {})
+    prepared = tools.prepare(ToolCall(id="call_1", name=name, arguments=raw), context.mode)
+    if isinstance(prepared, ToolReply):
+        return prepared
+    return await tools.run(prepared, context)
+
+
+async def reply_of(context: ToolContext, name: str, arguments: object = None) -> ToolReply:
+    outcome = await call_tool(context, name, arguments)
+    assert isinstance(outcome, ToolReply), outcome
+    return outcome

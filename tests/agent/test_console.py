@@ -1,0 +1,96 @@
+"""The terminal console: the same loop, approvals as a y/n prompt."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from bot.agent import QueryResult
+from bot.config import ConfigError, Mode
+from bot.console import ReadLine, console_main, render_result, run_console
+from tests.agent.support import REQUESTER, STAGING, AgentFactory, query
+from tests.fakes.model_server import FakeModelServer, call, calls, say
+
+CANCEL_11 = "UPDATE orders SET status = 'cancelled' WHERE id = 11"
+
+
+def typed(*lines: str) -> ReadLine:
+    """What the person types, one line per prompt; then end of input."""
+    answers: Iterator[str] = iter(lines)
+
+    async def read(prompt: str) -> str | None:
+        return next(answers, None)
+
+    return read
+
+
+async def test_a_question_is_answered_and_its_rows_are_shown(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    sql = "SELECT id, name FROM customers ORDER BY id"
+    model_server.script(
+        calls(call("execute_query", {"database": STAGING, "sql": sql})), say("3 customers.")
+    )
+    out = io.StringIO()
+    code = await run_console(
+        await make_agent(), mode=Mode.AGENT, requester=REQUESTER, read=typed("who?"), out=out
+    )
+    assert code == 0
+    text = out.getvalue()
+    assert "3 customers." in text
+    assert "Linus" in text
+    assert "Running query on shop-staging…" in text
+
+
+@pytest.mark.parametrize(("typed_answer", "status"), [("y", "cancelled"), ("n", "pending")])
+async def test_an_approval_is_a_yes_no_prompt(
+    make_agent: AgentFactory,
+    model_server: FakeModelServer,
+    shop_url: str,
+    typed_answer: str,
+    status: str,
+) -> None:
+    model_server.script(
+        calls(call("execute_query", {"database": STAGING, "sql": CANCEL_11})), say("Done.")
+    )
+    out = io.StringIO()
+    await run_console(
+        await make_agent(),
+        mode=Mode.AGENT,
+        requester=REQUESTER,
+        read=typed("cancel order 11", typed_answer),
+        out=out,
+    )
+    assert f"Approval needed on {STAGING} (staging), risk write:\n{CANCEL_11}" in out.getvalue()
+    assert await query(shop_url, "SELECT status FROM orders WHERE id = 11") == [(status,)]
+
+
+def test_a_result_renders_as_a_small_text_table() -> None:
+    result = QueryResult(
+        database="db",
+        sql="SELECT 1",
+        columns=("id", "name"),
+        rows=((1, "Ada"), (2, None)),
+        truncated=True,
+    )
+    lines = render_result(result).splitlines()
+    assert lines[1].split(" | ") == ["id", "name"]
+    assert lines[4].split(" | ") == ["2 ", "NULL"]
+    assert lines[-1].startswith("(truncated")
+
+
+async def test_an_unknown_database_flag_is_a_configuration_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "dbagent.toml"
+    config.write_text(
+        '[[databases]]\nname = "shop"\nurl = "mysql://u@127.0.0.1:3306/shop"\n'
+        'environment = "staging"\n'
+    )
+    monkeypatch.setenv("DBAGENT_CONFIG", str(config))
+    monkeypatch.setenv("DBAGENT_STATE_DIR", str(tmp_path / "state"))
+    with pytest.raises(ConfigError, match="--database 'nope' is not configured \\(have: shop\\)"):
+        await console_main(["--database", "nope"])
