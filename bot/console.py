@@ -22,8 +22,10 @@ from bot.agent import (
     Agent,
     Answer,
     AwaitingApproval,
+    AwaitingReply,
     Failed,
     Outcome,
+    Progress,
     QueryResult,
     Requester,
     Skills,
@@ -112,7 +114,10 @@ async def run_console(
         outcome: Outcome = await agent.handle_message(
             session, text, requester=requester, mode=mode, progress=progress
         )
-        while isinstance(outcome, AwaitingApproval):
+        while isinstance(outcome, AwaitingApproval | AwaitingReply):
+            if isinstance(outcome, AwaitingReply):
+                outcome = await _answer_question(agent, outcome, requester, read, say, progress)
+                continue
             if outcome.text:
                 say(outcome.text)
             for result in outcome.results:
@@ -147,6 +152,39 @@ async def run_console(
                 say(render_result(result) + "\n")
         elif isinstance(outcome, Failed):
             say(f"error: {outcome.message}")
+
+
+async def _answer_question(
+    agent: Agent,
+    outcome: AwaitingReply,
+    requester: Requester,
+    read: Callable[[str], Awaitable[str | None]],
+    say: Callable[[str], None],
+    progress: Progress,
+) -> Outcome:
+    """The model's question as a prompt: numbered options for choose and confirm."""
+    if outcome.text:
+        say(outcome.text)
+    question = outcome.question
+    say(f"\n{question.text}")
+    for number, option in enumerate(question.options, start=1):
+        say(f"  {number}. {option.label}")
+    typed = ((await read("answer> ")) or "").strip()
+    answer, value = typed, typed
+    if question.options:
+        chosen = next(
+            (
+                option
+                for number, option in enumerate(question.options, start=1)
+                if typed in (str(number), option.label, option.value)
+            ),
+            None,
+        )
+        if chosen is not None:
+            answer, value = chosen.label, chosen.value
+    return await agent.answer(
+        question.id, user=requester.user_id, answer=answer, value=value, progress=progress
+    )
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -8,16 +8,42 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
+import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from bot.agent.loop import PENDING, OnDecided, Parts, Runner, find_call, open_calls, tool_message
+from bot.agent.loop import (
+    PENDING,
+    QUESTIONS,
+    OnDecided,
+    Parts,
+    Runner,
+    find_call,
+    open_calls,
+    tool_message,
+)
 from bot.agent.model import ModelClient
-from bot.agent.outcomes import AlreadyDecided, Outcome, PendingApproval, Progress, Requester
+from bot.agent.outcomes import (
+    AlreadyDecided,
+    Answer,
+    ApprovalDecision,
+    AwaitingApproval,
+    Failed,
+    NotYourQuestion,
+    Outcome,
+    PendingApproval,
+    Progress,
+    Question,
+    Requester,
+)
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
+from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
+from bot.agent.tools.query import QueryParameters, execute_query
 from bot.config import Mode, Settings
+from bot.db.types import DbError
 from bot.state.audit import AuditLog
 from bot.state.grants import Grants, GrantScope
 from bot.state.store import StateStore, Table
@@ -28,6 +54,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SUPERSEDED_PENDING = "not approved; superseded by a new message"
+SUPERSEDED_QUESTION = "not answered; superseded by a new message"
+DIRECT = "direct"  # a person's Run button: an approval that resumes no model run
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
 INTERRUPTED = "interrupted: the bot stopped during this run"
@@ -92,6 +120,14 @@ class Agent:
     ) -> Outcome:
         async with self._locks.hold(session_id):
             session = await self.sessions.load_or_create(session_id, mode)
+            question = await self._open_question(session)
+            if (
+                question is not None
+                and question.kind == "input"
+                and question.requester == requester.user_id
+            ):
+                # A free-text question is answered by replying in the thread.
+                return await self._answer_locked(session, question, text, text, progress)
             session.mode = mode
             session.requester = requester
             await self._close_open_calls(session)
@@ -123,6 +159,68 @@ class Agent:
         on_decided: OnDecided | None = None,
     ) -> Outcome:
         return await self._decide(pending_id, approver, None, progress, on_decided)
+
+    async def answer(
+        self,
+        question_id: str,
+        *,
+        user: str,
+        answer: str,
+        value: str | None = None,
+        progress: Progress | None = None,
+    ) -> Outcome:
+        """The person's answer to an ask_user question; the run resumes with it. Raises
+        NotYourQuestion for anyone but the person asked, AlreadyDecided when it is gone."""
+        question = await self.question(question_id)
+        if question is None:
+            raise AlreadyDecided(question_id)
+        if question.requester != user:
+            raise NotYourQuestion(question_id)
+        async with self._locks.hold(question.session_id):
+            session = await self.sessions.load(question.session_id)
+            if session is None or session.question_id != question_id:
+                raise AlreadyDecided(question_id)
+            return await self._answer_locked(
+                session, question, answer, answer if value is None else value, progress
+            )
+
+    async def question(self, question_id: str) -> Question | None:
+        data = await self.store.get(QUESTIONS, question_id)
+        return None if data is None else Question.from_json(data)
+
+    async def run_statement(
+        self,
+        session_id: str,
+        *,
+        database: str,
+        sql: str,
+        requester: Requester,
+        progress: Progress | None = None,
+    ) -> Outcome:
+        """A person's Run button: the same classifier, guard, grants and audit as
+        execute_query, as the person who clicked. Reads run at once; a write on a
+        non-production database returns AwaitingApproval (a card); refusals are Failed."""
+        context = self._direct_context(session_id, requester, approver=None)
+        if progress is not None:
+            await progress(f"Running query on {database}…")
+        outcome = await self._direct_execute(context, database, sql)
+        if isinstance(outcome, Failed | Answer):
+            return outcome
+        pending = PendingApproval(
+            id=uuid.uuid4().hex,
+            session_id=session_id,
+            tool_call_id="",
+            database=outcome.database,
+            environment=outcome.environment,
+            risk=outcome.risk,
+            sql=outcome.sql,
+            requester=requester.user_id,
+            created_at=time.time(),
+            reason=outcome.reason,
+            kind=DIRECT,
+        )
+        await self.store.put(PENDING, pending.id, pending.to_json())
+        return AwaitingApproval(pending)
 
     async def pending(self, pending_id: str) -> PendingApproval | None:
         data = await self.store.get(PENDING, pending_id)
@@ -162,6 +260,8 @@ class Agent:
         record = await self.store.get(PENDING, pending_id)
         if record is None:
             raise AlreadyDecided(pending_id)
+        if record.get("kind") == DIRECT:
+            return await self._decide_direct(pending_id, approver, scope, on_decided)
         async with self._locks.hold(record["session_id"]):
             # The claim: exactly one click gets the record; a second one finds it gone.
             claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
@@ -179,6 +279,110 @@ class Agent:
                     pending, call, approver=approver, scope=scope, on_decided=on_decided
                 )
             )
+
+    async def _open_question(self, session: Session) -> Question | None:
+        if session.question_id is None:
+            return None
+        return await self.question(session.question_id)
+
+    async def _answer_locked(
+        self,
+        session: Session,
+        question: Question,
+        answer: str,
+        value: str,
+        progress: Progress | None,
+    ) -> Outcome:
+        claimed = await self.store.transact(QUESTIONS, lambda table: table.pop(question.id))
+        call = find_call(session.messages, question.tool_call_id)
+        if claimed is None or call is None:
+            raise AlreadyDecided(question.id)
+        runner = Runner(self._parts, session, progress)
+        return await runner.guarded(lambda: runner.answered(question, call, answer, value))
+
+    def _direct_context(
+        self, session_id: str, requester: Requester, approver: str | None
+    ) -> ToolContext:
+        parts = self._parts
+        return ToolContext(
+            session_id=session_id,
+            requester=requester,
+            mode=Mode.AGENT,
+            settings=parts.settings,
+            databases=parts.databases,
+            skills=parts.skills,
+            grants=parts.grants,
+            audit=parts.audit,
+            approver=approver,
+        )
+
+    async def _direct_execute(
+        self, context: ToolContext, database: str, sql: str
+    ) -> Answer | Failed | ApprovalRequired:
+        try:
+            outcome = await execute_query(context, QueryParameters(database=database, sql=sql))
+        except DbError as exc:  # an unknown database
+            return Failed(f"Error: {exc.message}")
+        if isinstance(outcome, ApprovalRequired):
+            return outcome
+        if isinstance(outcome, QuestionRequired):  # execute_query never asks; fail closed
+            return Failed("Error: this statement could not be run")
+        if outcome.content.startswith(("Error:", "Blocked:")):
+            return Failed(outcome.content)
+        results = () if outcome.result is None else (outcome.result,)
+        return Answer(text=f"Ran on {database}: {outcome.summary}", results=results)
+
+    async def _decide_direct(
+        self,
+        pending_id: str,
+        approver: str,
+        scope: GrantScope | None,
+        on_decided: OnDecided | None,
+    ) -> Outcome:
+        claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+        if claimed is None:
+            raise AlreadyDecided(pending_id)
+        pending = PendingApproval.from_json(claimed)
+        requester = Requester(user_id=pending.requester)
+        outcome: Outcome
+        if scope is None:
+            summary = f"denied by {approver}; not executed"
+            await self.audit.record(
+                session_id=pending.session_id,
+                requester=pending.requester,
+                approver=approver,
+                database=pending.database,
+                environment=pending.environment,
+                risk=pending.risk,
+                sql=pending.sql,
+                outcome="denied",
+            )
+            outcome = Answer(text=f"Not run: {summary}.")
+        else:
+            await self.grants.mint(
+                pending.session_id, pending.database, pending.sql, scope, approver
+            )
+            context = self._direct_context(pending.session_id, requester, approver=approver)
+            result = await self._direct_execute(context, pending.database, pending.sql)
+            if isinstance(result, ApprovalRequired):  # the grant did not match: fail closed
+                outcome = Failed("Error: the approval did not match the statement; not run")
+            else:
+                outcome = result
+            summary = outcome.message if isinstance(outcome, Failed) else outcome.text
+        if on_decided is not None:
+            decision = ApprovalDecision(
+                pending=pending,
+                approver=approver,
+                approved=scope is not None,
+                scope=None if scope is None else scope.value,
+                summary=summary,
+                decided_at=time.time(),
+            )
+            try:
+                await on_decided(decision)
+            except Exception:
+                log.warning("on_decided callback failed", exc_info=True)
+        return outcome
 
     async def _close_open_calls(self, session: Session) -> None:
         """Before a new message: answer every call the last turn left open, so the history
@@ -200,11 +404,23 @@ class Agent:
                     sql=pending.sql,
                     outcome="superseded",
                 )
-        superseding = session.status is SessionStatus.AWAITING_APPROVAL
+        question_call = None
+        question_id = session.question_id
+        if question_id is not None:
+            record = await self.store.transact(QUESTIONS, lambda table: table.pop(question_id))
+            if record is not None:
+                question_call = record["tool_call_id"]
+        superseding = session.status in (
+            SessionStatus.AWAITING_APPROVAL,
+            SessionStatus.AWAITING_REPLY,
+        )
         for call in open_calls(session.messages):
             if call.id == pending_call:
                 content = SUPERSEDED_PENDING
+            elif call.id == question_call:
+                content = SUPERSEDED_QUESTION
             else:
                 content = SUPERSEDED_CALL if superseding else STOPPED_CALL
             session.messages.append(tool_message(call.id, content))
         session.pending_id = None
+        session.question_id = None

@@ -23,17 +23,28 @@ from bot.agent.outcomes import (
     Answer,
     ApprovalDecision,
     AwaitingApproval,
+    AwaitingReply,
     Failed,
+    Option,
     Outcome,
     PendingApproval,
     Progress,
     QueryResult,
+    Question,
     Requester,
 )
 from bot.agent.prompt import build_system_prompt
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
-from bot.agent.tools import ApprovalRequired, PreparedCall, ToolContext, ToolOutcome, ToolReply
+from bot.agent.tools import (
+    ApprovalRequired,
+    PreparedCall,
+    QuestionRequired,
+    ToolContext,
+    ToolOutcome,
+    ToolReply,
+)
+from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall
 from bot.config import Settings
 from bot.state.audit import AuditLog
@@ -46,6 +57,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 PENDING = "pending"
+QUESTIONS = "questions"
+Wait = PendingApproval | Question  # what a paused run waits for
 OnDecided = Callable[[ApprovalDecision], Awaitable[None]]
 
 
@@ -163,9 +176,9 @@ class Runner:
             await self.save()
             if turn.text.strip():
                 self.said.append(turn.text.strip())
-            pending = await self.run_open_calls()
-            if pending is not None:
-                return self.awaiting(pending)
+            waiting = await self.run_open_calls()
+            if waiting is not None:
+                return self.awaiting(waiting)
 
     async def ask_model(self) -> ModelTurn:
         """One model call: the system prompt, the mode's tools, the history fitted to budget."""
@@ -186,13 +199,17 @@ class Runner:
         session.tokens_used += turn.usage.total_tokens
         return turn
 
-    def awaiting(self, pending: PendingApproval) -> AwaitingApproval:
-        return AwaitingApproval(pending, text="\n\n".join(self.said), results=tuple(self.results))
+    def awaiting(self, wait: Wait) -> AwaitingApproval | AwaitingReply:
+        said, results = "\n\n".join(self.said), tuple(self.results)
+        if isinstance(wait, Question):
+            return AwaitingReply(wait, text=said, results=results)
+        return AwaitingApproval(wait, text=said, results=results)
 
     # -- tool calls ---------------------------------------------------------------------
-    async def run_open_calls(self) -> PendingApproval | None:
+    async def run_open_calls(self) -> Wait | None:
         """Run the last assistant message's unanswered calls in order: neighbouring reads
-        together, each execute_query alone. Stops at the first call that needs approval."""
+        together, each execute_query alone. Stops at the first call that needs approval or
+        asks the person a question."""
         raw = open_calls(self.session.messages)
         calls = [tools.prepare(call, self.session.mode) for call in raw]
         index = 0
@@ -210,6 +227,8 @@ class Runner:
                 outcome = await self.execute(calls[index])
                 if isinstance(outcome, ApprovalRequired):
                     return await self.pause(raw[index], outcome)
+                if isinstance(outcome, QuestionRequired):
+                    return await self.ask_person(raw[index], outcome)
                 self.append_result(raw[index], outcome)
                 index += 1
             await self.save()
@@ -224,8 +243,8 @@ class Runner:
         return await tools.run(prepared, self.context(approver))
 
     def append_result(self, call: ToolCall, outcome: ToolOutcome) -> None:
-        if isinstance(outcome, ApprovalRequired):  # only execute_query asks, and not here
-            outcome = ToolReply("Error: this call needs approval and was not run")
+        if isinstance(outcome, ApprovalRequired | QuestionRequired):  # never in a batch
+            outcome = ToolReply("Error: this call needs the person and was not run")
         limit = self.parts.settings.limits.tool_result_chars
         self.session.messages.append(tool_message(call.id, compact_text(outcome.content, limit)))
         if outcome.result is not None:
@@ -251,6 +270,41 @@ class Runner:
         self.session.pending_id = pending.id
         await self.save()
         return pending
+
+    async def ask_person(self, call: ToolCall, asked: QuestionRequired) -> Question:
+        question = Question(
+            id=uuid.uuid4().hex,
+            session_id=self.session.id,
+            tool_call_id=call.id,
+            kind=asked.kind,
+            text=asked.text,
+            options=tuple(Option(label, value) for label, value in asked.options),
+            requester=self.requester.user_id,
+            created_at=time.time(),
+        )
+        await self.parts.store.put(QUESTIONS, question.id, question.to_json())
+        self.session.status = SessionStatus.AWAITING_REPLY
+        self.session.question_id = question.id
+        await self.save()
+        return question
+
+    async def answered(
+        self, question: Question, call: ToolCall, answer: str, value: str
+    ) -> Outcome:
+        """Resume the run with the person's answer as the ask_user result."""
+        self.session.status = SessionStatus.RUNNING
+        self.session.question_id = None
+        reply = {"kind": question.kind, "answer": answer, "value": value}
+        self.append_result(call, ToolReply(dumps(reply)))
+        await self.save()
+        return await self.carry_on()
+
+    async def carry_on(self) -> Outcome:
+        """The rest of the paused turn's calls, then the loop."""
+        waiting = await self.run_open_calls()
+        if waiting is not None:
+            return self.awaiting(waiting)
+        return await self.loop()
 
     # -- approval -----------------------------------------------------------------------
     async def decide(
@@ -306,10 +360,7 @@ class Runner:
                 log.warning("on_decided callback failed", exc_info=True)
         if again is not None:
             return self.awaiting(again)
-        pending_next = await self.run_open_calls()
-        if pending_next is not None:
-            return self.awaiting(pending_next)
-        return await self.loop()
+        return await self.carry_on()
 
 
 def _concurrent(prepared: PreparedCall | ToolReply) -> bool:

@@ -55,6 +55,9 @@ class PendingApproval:
     requester: str  # Slack user ID (or console user) who asked
     created_at: float
     reason: str = ""  # the guard's words: why this statement needs an approver
+    # "tool_call": the model's paused execute_query; "direct": a person's Run button, which
+    # resumes no model run.
+    kind: str = "tool_call"
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -89,12 +92,53 @@ class AwaitingApproval:
 
 
 @dataclass(frozen=True, slots=True)
+class Option:
+    label: str
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """The model's question back to the person (the ask_user tool); the run waits for it."""
+
+    id: str
+    session_id: str
+    tool_call_id: str
+    kind: str  # confirm | choose | input
+    text: str
+    options: tuple[Option, ...]
+    requester: str  # only this person may answer
+    created_at: float
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Question:
+        fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        fields["options"] = tuple(Option(**option) for option in data.get("options") or ())
+        return cls(**fields)
+
+
+@dataclass(frozen=True, slots=True)
+class AwaitingReply:
+    question: Question
+    text: str = ""  # anything the model said before asking
+    results: tuple[QueryResult, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
 class Failed:
     message: str  # short, for the person; details go to the log
 
 
-Outcome = Answer | AwaitingApproval | Failed
+Outcome = Answer | AwaitingApproval | AwaitingReply | Failed
 
 
 class AlreadyDecided(Exception):
-    """The approval was decided (or superseded) before this click; nothing was done."""
+    """The approval or question was decided (or superseded) before this click; nothing was
+    done."""
+
+
+class NotYourQuestion(Exception):
+    """Someone other than the person the question was asked of tried to answer it."""

@@ -23,6 +23,7 @@ class SessionStatus(StrEnum):
     IDLE = "idle"
     RUNNING = "running"
     AWAITING_APPROVAL = "awaiting_approval"
+    AWAITING_REPLY = "awaiting_reply"  # the model asked the person a question (ask_user)
     FAILED = "failed"
     INTERRUPTED = "interrupted"  # the bot stopped while a run was going on
 
@@ -38,6 +39,7 @@ class Session:
     status: SessionStatus = SessionStatus.IDLE
     last_error: str | None = None
     pending_id: str | None = None
+    question_id: str | None = None
     requester: Requester | None = None  # who wrote the last message
     iterations: int = 0  # model calls in the current run (a run spans approval pauses)
 
@@ -52,6 +54,7 @@ class Session:
             "status": self.status.value,
             "last_error": self.last_error,
             "pending_id": self.pending_id,
+            "question_id": self.question_id,
             "requester": None
             if self.requester is None
             else {
@@ -75,6 +78,7 @@ class Session:
             status=SessionStatus(data.get("status", SessionStatus.IDLE.value)),
             last_error=data.get("last_error"),
             pending_id=data.get("pending_id"),
+            question_id=data.get("question_id"),
             requester=Requester(**requester) if requester else None,
             iterations=int(data.get("iterations") or 0),
         )

@@ -21,7 +21,7 @@ from sqlitedict import SqliteDict
 
 T = TypeVar("T")
 
-TABLES = ("sessions", "pending", "grants", "audit", "seen_events", "answers")
+TABLES = ("sessions", "pending", "questions", "grants", "audit", "seen_events", "answers")
 STATE_FILE = "dbagent.sqlite"
 
 

@@ -164,6 +164,7 @@ async def test_ask_mode_offers_no_data_tools_and_cannot_execute_anything(
         "get_columns",
         "get_current_time",
         "get_skill",
+        "ask_user",  # a question back to the person executes nothing (issue 6)
     }
     assert "Mode: ask" in model_server.requests[0]["messages"][0]["content"]
     blocked = model_server.new_tool_results()

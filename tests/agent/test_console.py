@@ -94,3 +94,20 @@ async def test_an_unknown_database_flag_is_a_configuration_error(
     monkeypatch.setenv("DBAGENT_STATE_DIR", str(tmp_path / "state"))
     with pytest.raises(ConfigError, match="--database 'nope' is not configured \\(have: shop\\)"):
         await console_main(["--database", "nope"])
+
+
+async def test_a_models_question_is_a_numbered_prompt(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    options = [{"label": "Staging", "value": "shop-staging"}, {"label": "Prod", "value": "p"}]
+    model_server.script(
+        calls(call("ask_user", {"kind": "choose", "question": "Which one?", "options": options})),
+        say("Staging then."),
+    )
+    out = io.StringIO()
+    await run_console(
+        await make_agent(), mode=Mode.ASK, requester=REQUESTER, read=typed("count", "1"), out=out
+    )
+    assert "Which one?\n  1. Staging\n  2. Prod" in out.getvalue()
+    assert "Staging then." in out.getvalue()
+    assert '"value":"shop-staging"' in model_server.new_tool_results()[0]

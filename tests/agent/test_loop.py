@@ -19,6 +19,7 @@ AGENT_TOOLS = {
     "execute_query",
     "get_sample_data",
     "explain_query",
+    "ask_user",
 }
 COUNT_BY_STATUS = "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status"
 

@@ -11,9 +11,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from bot.agent.tools.ask_user import ASK_USER_TOOLS
 from bot.agent.tools.base import (
     ApprovalRequired,
     Parameters,
+    QuestionRequired,
     Tool,
     ToolContext,
     ToolOutcome,
@@ -41,6 +43,7 @@ TOOLS: dict[str, Tool] = {
         *QUERY_TOOLS,
         *SAMPLE_TOOLS,
         *EXPLAIN_TOOLS,
+        *ASK_USER_TOOLS,
     )
 }
 
@@ -111,6 +114,7 @@ __all__ = [
     "TOOLS",
     "ApprovalRequired",
     "PreparedCall",
+    "QuestionRequired",
     "Tool",
     "ToolContext",
     "ToolOutcome",

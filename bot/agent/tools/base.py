@@ -67,7 +67,16 @@ class ApprovalRequired:
     reason: str
 
 
-ToolOutcome = ToolReply | ApprovalRequired
+@dataclass(frozen=True, slots=True)
+class QuestionRequired:
+    """The model asks the person something (ask_user); the run waits for the answer."""
+
+    kind: str  # confirm | choose | input
+    text: str
+    options: tuple[tuple[str, str], ...]  # (label, value), cleaned
+
+
+ToolOutcome = ToolReply | ApprovalRequired | QuestionRequired
 Handler = Callable[[ToolContext, Any], Awaitable[ToolOutcome]]
 
 

@@ -20,19 +20,28 @@ AGENT_TOOLS = [
     "execute_query",
     "get_sample_data",
     "explain_query",
+    "ask_user",  # issue 6: questions back to the person
 ]
-ASK_TOOLS = ["list_databases", "list_tables", "get_columns", "get_current_time", "get_skill"]
+# The DESIGN's five metadata tools, plus ask_user, which executes nothing.
+ASK_TOOLS = [
+    "list_databases",
+    "list_tables",
+    "get_columns",
+    "get_current_time",
+    "get_skill",
+    "ask_user",
+]
 
 
 def parameters(name: str) -> dict:
     return tools.TOOLS[name].spec()["function"]["parameters"]
 
 
-def test_agent_mode_offers_the_eight_design_tools() -> None:
+def test_agent_mode_offers_the_eight_design_tools_and_ask_user() -> None:
     assert sorted(t.name for t in tools.tools_for(Mode.AGENT)) == sorted(AGENT_TOOLS)
 
 
-def test_ask_mode_offers_only_the_metadata_tools() -> None:
+def test_ask_mode_offers_only_the_metadata_tools_and_ask_user() -> None:
     assert sorted(t.name for t in tools.tools_for(Mode.ASK)) == sorted(ASK_TOOLS)
 
 
@@ -47,6 +56,7 @@ def test_ask_mode_offers_only_the_metadata_tools() -> None:
         ("execute_query", ["database", "sql", "limit"], ["database", "sql"]),
         ("get_sample_data", ["database", "table", "limit"], ["database", "table"]),
         ("explain_query", ["database", "sql"], ["database", "sql"]),
+        ("ask_user", ["kind", "question", "options"], ["kind", "question"]),
     ],
 )
 def test_each_tool_has_exactly_the_design_parameters(
