@@ -12,9 +12,10 @@ How a statement is judged (bot/sql/…):
 2. statements.py dispatches on the leading keyword. Queries go to queries.py: a lexical
    scan for the clauses and calls that make a query act (INTO, locking clauses,
    side-effect or unknown functions, :=, NEXT VALUE FOR …), then a sqlglot parse that must
-   yield a query. INSERT/REPLACE/UPDATE/DELETE are parsed for their targets. DDL, SET,
-   transaction control and admin statements are judged from their keywords, because the
-   parser adds nothing there (it falls back to an opaque Command, or misreads them).
+   yield a query. UPDATE and DELETE are parsed for their targets (aliases, joins); INSERT
+   and REPLACE name theirs up front. DDL, SET, transaction control and admin statements are
+   judged from their keywords, because the parser adds nothing there (it falls back to an
+   opaque Command, or misreads them: START SLAVE as a transaction, SHUTDOWN as a column).
 
 Design choices:
 

@@ -1,0 +1,202 @@
+"""Lexing SQL text the way a MySQL/MariaDB server does, for splitting and lexical checks.
+
+One regex pass finds what matters to the boundaries of statements: string literals ('…',
+"…", with backslash and doubled-quote escapes), quoted identifiers (`…`), comments
+(``-- `` to end of line, ``#`` to end of line, ``/* … */``) and semicolons. Everything else is
+code and is skipped over in C. Each statement comes out with
+
+- ``text``: its exact source, whitespace trimmed, so ``sql[start:end] == text``;
+- ``code``: the same text with every comment blanked to spaces — what the parser reads, so
+  that the parser's own comment rules (which differ from the server's) never matter;
+- ``masked``: ``code`` with the insides of literals and quoted identifiers blanked too — what
+  the keyword checks read, so that ``'DROP TABLE t'`` or `` `drop` `` is never a keyword.
+
+All three have the same length, so an offset in one is an offset in the others.
+
+Server rules followed, because getting them wrong would hide code from the checks:
+``--`` starts a comment only when followed by whitespace or a control character (``1--1`` is
+arithmetic); ``#`` always starts one; block comments do not nest; an unterminated literal or
+comment is reported as a problem rather than guessed at.
+
+Two spots where the server's reading depends on its settings are reported as problems
+rather than resolved: a backslash-escaped quote inside a literal (``'it\\'s'``) ends the
+literal early under ``sql_mode=NO_BACKSLASH_ESCAPES`` (and ``"a\\"b"`` under ANSI_QUOTES), so
+the rest of the statement would be read differently.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+_WHITESPACE = " \t\n\r\f\v"
+
+# Possessive quantifiers keep this linear on any input. Each opener's closing group is
+# optional so that an unterminated literal or comment runs to the end and can be reported.
+_SPECIAL = re.compile(
+    r"""
+      '(?:[^'\\]++|\\.|'')*+(?P<sq>')?
+    | "(?:[^"\\]++|\\.|"")*+(?P<dq>")?
+    | `(?:[^`]++|``)*+(?P<bq>`)?
+    | /\*(?:[^*]++|\*(?!/))*+(?P<bc>\*/)?
+    | (?:--(?=[\x00-\x20\x7f]|\Z)|\#)[^\n]*+
+    | ;
+    """,
+    re.S | re.X,
+)
+
+_ESCAPE = re.compile(r"\\.", re.S)
+
+# The server runs the content of /*! … */, /*!50700 … */, /*M! … */ and /*M!100100 … */.
+_EXECUTABLE_OPENER = re.compile(r"/\*[Mm]?!\d*")
+
+# For unwrapping executable comments: the content is lexed as code, so literals inside it
+# may contain "*/" without closing it.
+_UNWRAP = re.compile(
+    r"""
+      (?P<open>/\*[Mm]?!\d*)
+    | (?P<close>\*/)
+    | '(?:[^'\\]++|\\.|'')*+'?
+    | "(?:[^"\\]++|\\.|"")*+"?
+    | `(?:[^`]++|``)*+`?
+    | /\*(?:[^*]++|\*(?!/))*+(?:\*/)?
+    | (?:--(?=[\x00-\x20\x7f]|\Z)|\#)[^\n]*+
+    """,
+    re.S | re.X,
+)
+
+
+class Piece(NamedTuple):  # a NamedTuple: immutable, and cheap to build on the hot path
+    """One statement as the lexer sees it; see the module docstring for the three texts."""
+
+    start: int
+    end: int
+    text: str
+    code: str
+    masked: str
+    executable_comment: bool
+    problems: tuple[str, ...]
+
+
+def split(sql: str) -> list[Piece]:
+    """Split ``sql`` into statements at semicolons that are code, dropping empty ones.
+
+    A statement made only of whitespace and ordinary comments is empty; one holding an
+    executable comment is not, since the server runs that comment.
+    """
+    pieces: list[Piece] = []
+    segment_start = 0
+    specials: list[re.Match[str]] = []
+    for match in _SPECIAL.finditer(sql):
+        if sql[match.start()] == ";":
+            _emit(sql, segment_start, match.start(), specials, pieces)
+            segment_start = match.end()
+            specials = []
+        else:
+            specials.append(match)
+    _emit(sql, segment_start, len(sql), specials, pieces)
+    return pieces
+
+
+def unwrap_executable_comments(text: str) -> str:
+    """Return ``text`` with the markers of executable comments blanked, keeping their content.
+
+    The result has the same length as ``text``; it is what a server that honours the
+    comments executes.
+    """
+    blanks: list[tuple[int, int]] = []
+    depth = 0
+    for match in _UNWRAP.finditer(text):
+        if match.group("open") is not None:
+            depth += 1
+            blanks.append(match.span())
+        elif match.group("close") is not None and depth:
+            depth -= 1
+            blanks.append(match.span())
+    return _blank(text, blanks)
+
+
+def _blank(text: str, spans: list[tuple[int, int]]) -> str:
+    parts: list[str] = []
+    position = 0
+    for start, end in spans:
+        parts.append(text[position:start])
+        parts.append(" " * (end - start))
+        position = end
+    parts.append(text[position:])
+    return "".join(parts)
+
+
+def _emit(
+    sql: str, start: int, end: int, specials: list[re.Match[str]], pieces: list[Piece]
+) -> None:
+    raw = sql[start:end]
+    stripped = raw.lstrip(_WHITESPACE)
+    start += len(raw) - len(stripped)
+    end = start + len(stripped.rstrip(_WHITESPACE))
+    if start >= end:
+        return
+    text = sql[start:end]
+    if not specials:
+        pieces.append(Piece(start, end, text, text, text, False, ()))
+        return
+    code_parts: list[str] = []
+    masked_parts: list[str] = []
+    problems: list[str] = []
+    executable = commented = False
+    position = start
+    for match in specials:
+        token_start, token_end = match.start(), min(match.end(), end)  # trailing blanks
+        gap = sql[position:token_start]
+        code_parts.append(gap)
+        masked_parts.append(gap)
+        position = token_end
+        opener = sql[token_start]
+        length = token_end - token_start
+        if opener in "'\"`":
+            code_parts.append(sql[token_start:token_end])
+            if match.group(_CLOSING_GROUP[opener]) is not None:
+                masked_parts.append(opener + " " * (length - 2) + opener)
+            else:
+                masked_parts.append(opener + " " * (length - 1))
+                problems.append(_UNTERMINATED[opener])
+            if (
+                opener != "`"
+                and "\\" in sql[token_start:token_end]
+                and _has_escaped_quote(sql[token_start + 1 : token_end], opener)
+            ):
+                problems.append(
+                    "a literal uses a backslash-escaped quote, which ends the literal early "
+                    "when the server runs with NO_BACKSLASH_ESCAPES or ANSI_QUOTES; double "
+                    "the quote instead ('it''s')"
+                )
+        else:
+            commented = True
+            blank = " " * length
+            code_parts.append(blank)
+            masked_parts.append(blank)
+            if opener == "/":
+                if match.group("bc") is None:
+                    problems.append("a /* comment is never closed")
+                if _EXECUTABLE_OPENER.match(sql, token_start):
+                    executable = True
+    tail = sql[position:end]
+    code_parts.append(tail)
+    masked_parts.append(tail)
+    code = "".join(code_parts) if commented else text
+    if code.isspace() and not executable and not problems:
+        return
+    pieces.append(Piece(start, end, text, code, "".join(masked_parts), executable, tuple(problems)))
+
+
+_CLOSING_GROUP = {"'": "sq", '"': "dq", "`": "bq"}
+_UNTERMINATED = {
+    "'": "a '…' literal is never closed",
+    '"': 'a "…" literal is never closed',
+    "`": "a `…` identifier is never closed",
+}
+
+
+def _has_escaped_quote(body: str, quote: str) -> bool:
+    """True when a backslash escape in a literal's body escapes the literal's own quote."""
+    return any(escape.group()[1] == quote for escape in _ESCAPE.finditer(body))

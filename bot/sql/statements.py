@@ -1,0 +1,698 @@
+"""Judging one statement, dispatched on its leading keyword.
+
+Queries (SELECT, WITH, TABLE, VALUES, "(") go to bot.sql.queries; UPDATE and DELETE are
+parsed for their targets; everything else is judged from its leading keywords,
+because the parser adds nothing there: it falls back to an opaque Command for most admin
+and DDL statements, and silently misreads some (``START SLAVE`` as a transaction,
+``SHUTDOWN`` as a column, ``FLUSH PRIVILEGES`` as an alias). A leading keyword that is not
+in these tables makes the statement UNKNOWN, which is not read-only.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from sqlglot import exp
+
+from bot.sql.lexical import Piece, split, unwrap_executable_comments
+from bot.sql.queries import judge_query, judge_show, parse
+from bot.sql.risk import Risk, TableRef
+from bot.sql.targets import dml_targets, lexical_dml_targets
+from bot.sql.tokens import (
+    QUOTED,
+    STRING,
+    VARIABLE,
+    WORD,
+    Token,
+    find_word,
+    name_list,
+    qualified_name,
+    skip_words,
+    tokenize,
+)
+from bot.sql.verdict import SERVER, Verdict, read, unknown, whole_schema
+
+_MAX_DEPTH = 4  # EXPLAIN, PREPARE and executable comments nest judgements; enough is enough
+_FIRST_WORD = re.compile(r"\s*(\(|[^\W\d][\w$]*)")
+_INSERT_CLAUSES = re.compile(r"\b(?:IGNORE|SELECT)\b|\bON\s+DUPLICATE\s+KEY\s+UPDATE\b")
+
+
+def judge(piece: Piece, depth: int = 0) -> Verdict:
+    """The verdict on one statement, executable comments and lexical problems included."""
+    if depth > _MAX_DEPTH:
+        return unknown("statements nested too deeply to judge (EXPLAIN/PREPARE/comments)")
+    verdict = None if piece.code.isspace() else _judge_code(piece, depth)
+    if piece.executable_comment:
+        inside = judge_text(unwrap_executable_comments(piece.text), depth + 1)
+        if verdict is None:
+            verdict = Verdict(Risk.WRITE, inside.kind)
+        verdict.at_least(
+            Risk.WRITE,
+            "it contains an executable comment (/*! … */ or /*M! … */) whose content the "
+            "server runs",
+        )
+        verdict.absorb(inside, prefix="inside the executable comment: ")
+    if verdict is None:  # only comments, kept because one of them is never closed
+        verdict = unknown("it holds nothing but comments")
+    for problem in piece.problems:
+        if "never closed" in problem:
+            verdict.kind = "UNKNOWN"
+        verdict.at_least(Risk.WRITE, problem)
+    return verdict
+
+
+def judge_text(text: str, depth: int) -> Verdict:
+    """Judge text that may hold several statements; the highest risk wins."""
+    pieces = split(text)
+    if not pieces:
+        return unknown("no statement found where one was expected")
+    verdict = judge(pieces[0], depth)
+    for piece in pieces[1:]:
+        verdict.absorb(judge(piece, depth))
+    return verdict
+
+
+def _judge_code(piece: Piece, depth: int) -> Verdict:
+    match = _FIRST_WORD.match(piece.masked)
+    if match is None:
+        return unknown("it does not start with a SQL keyword; not read-only")
+    first = match.group(1).upper()
+    handler = _HANDLERS.get(first)
+    if handler is None:
+        if first == "DELIMITER":
+            return unknown("DELIMITER is a mysql client command, not SQL")
+        return unknown(f"{first} is not a statement the classifier knows; not read-only")
+    return handler(piece, first, depth)
+
+
+# --- queries and DML ------------------------------------------------------------------
+
+
+def _query(piece: Piece, first: str, depth: int) -> Verdict:
+    return judge_query(piece, first)
+
+
+def _show(piece: Piece, first: str, depth: int) -> Verdict:
+    return judge_show(piece)
+
+
+_DML_REASONS = {
+    "INSERT": "INSERT adds rows",
+    "REPLACE": "REPLACE deletes and re-inserts rows",
+    "UPDATE": "UPDATE changes rows",
+    "DELETE": "DELETE removes rows",
+}
+
+
+def _dml(piece: Piece, first: str, depth: int) -> Verdict:
+    verdict = Verdict(Risk.WRITE, first, _DML_REASONS[first])
+    if first in ("INSERT", "REPLACE"):
+        # The target is simply the first name after the modifiers; no parse needed (and the
+        # parser only knows REPLACE as an opaque Command).
+        targets = lexical_dml_targets(tokenize(piece, limit=16), 0)
+    else:
+        # UPDATE and DELETE name their targets through aliases and joins: parse to resolve.
+        tree, _ = parse(piece.code)
+        if isinstance(tree, (exp.Update, exp.Delete)):
+            targets = dml_targets(tree)
+        else:
+            targets = lexical_dml_targets(tokenize(piece), 0)
+    verdict.add_targets(targets)
+    if first in ("INSERT", "REPLACE"):
+        for match in _INSERT_CLAUSES.finditer(piece.masked.upper()):
+            clause = match.group()
+            if clause == "IGNORE":
+                verdict.add_reason(f"{first} IGNORE adds rows, silently skipping failing ones")
+            elif clause == "SELECT":
+                verdict.add_reason(f"{first} … SELECT copies rows from a query into a table")
+            else:
+                verdict.add_reason("INSERT … ON DUPLICATE KEY UPDATE also changes existing rows")
+    if first in ("UPDATE", "DELETE") and len(targets) > 1:
+        verdict.add_reason(f"a multi-table {first} changes rows in several tables")
+    if not targets:
+        verdict.add_reason("its target table could not be determined")
+    return verdict
+
+
+# --- EXPLAIN / DESCRIBE / ANALYZE -------------------------------------------------------
+
+_EXPLAINABLE = frozenset({"SELECT", "WITH", "TABLE", "VALUES", "INSERT", "REPLACE", "UPDATE"})
+_EXPLAINABLE |= {"DELETE", "("}
+
+
+def _explain_prefix(tokens: list[Token], index: int) -> tuple[int, list[str]]:
+    """Skip EXPLAIN's options; return the index after them and the options seen."""
+    seen: list[str] = []
+    while index < len(tokens):
+        word = tokens[index].word
+        if word in ("ANALYZE", "EXTENDED", "PARTITIONS"):
+            seen.append(word)
+            index += 1
+        elif word == "FORMAT" and index + 2 < len(tokens) and tokens[index + 1].word == "=":
+            index += 3
+        elif word == "INTO" and index + 1 < len(tokens):
+            seen.append(word)
+            index += 2
+        elif (
+            word == "FOR"
+            and index + 2 < len(tokens)
+            and tokens[index + 1].word in ("SCHEMA", "DATABASE")
+        ):
+            index += 3
+        else:
+            break
+    return index, seen
+
+
+def _explain(piece: Piece, first: str, depth: int) -> Verdict:
+    tokens = tokenize(piece)
+    index, seen = _explain_prefix(tokens, 1)
+    if index >= len(tokens):
+        return unknown(f"{first} without anything to explain")
+    token = tokens[index]
+    if token.word == "FOR" and index + 1 < len(tokens) and tokens[index + 1].word == "CONNECTION":
+        return read("EXPLAIN", "EXPLAIN FOR CONNECTION shows another connection's plan")
+    if token.word in _EXPLAINABLE:
+        kind = "EXPLAIN ANALYZE" if "ANALYZE" in seen else "EXPLAIN"
+        verdict = read(kind, "EXPLAIN shows a plan without running the statement")
+        if "ANALYZE" in seen:
+            verdict.at_least(Risk.WRITE, "EXPLAIN ANALYZE runs the statement to measure it")
+        if "INTO" in seen:
+            verdict.at_least(Risk.WRITE, "EXPLAIN … INTO @variable assigns a user variable")
+        inner = judge_text(piece.text[token.start :], depth + 1)
+        if inner.risk is not Risk.READ_ONLY:
+            verdict.at_least(
+                inner.risk, "EXPLAIN is judged like the statement it explains (fail closed)"
+            )
+        verdict.absorb(inner, prefix="the explained statement: ")
+        return verdict
+    if not seen and _is_table_description(tokens, index):
+        return read("DESCRIBE", "DESCRIBE only reads a table's definition")
+    return unknown(f"{first} of something that is neither a table nor a statement")
+
+
+def _is_table_description(tokens: list[Token], index: int) -> bool:
+    """``t``, ``db.t``, ``t column`` or ``t 'pattern'`` and nothing else."""
+    name, index = qualified_name(tokens, index)
+    if name is None:
+        return False
+    if index < len(tokens) and (tokens[index].is_identifier or tokens[index].kind is STRING):
+        index += 1
+    return index == len(tokens)
+
+
+def _analyze(piece: Piece, first: str, depth: int) -> Verdict:
+    tokens = tokenize(piece)
+    index = skip_words(tokens, 1, frozenset({"NO_WRITE_TO_BINLOG", "LOCAL"}))
+    if index < len(tokens) and tokens[index].word in ("TABLE", "TABLES"):
+        return _admin(piece, first, depth)
+    index, _ = _explain_prefix(tokens, index)
+    verdict = Verdict(Risk.WRITE, "ANALYZE", "ANALYZE <statement> runs the statement to measure it")
+    if index >= len(tokens) or tokens[index].word not in _EXPLAINABLE:
+        verdict.kind = "UNKNOWN"
+        verdict.add_reason("ANALYZE of something that is neither a table nor a statement")
+        return verdict
+    verdict.absorb(judge_text(piece.text[tokens[index].start :], depth + 1), "the statement: ")
+    return verdict
+
+
+# --- DDL ------------------------------------------------------------------------------
+
+_OBJECTS = {
+    "TABLE": "TABLE",
+    "TABLES": "TABLE",
+    "VIEW": "VIEW",
+    "INDEX": "INDEX",
+    "DATABASE": "DATABASE",
+    "SCHEMA": "DATABASE",
+    "USER": "USER",
+    "ROLE": "ROLE",
+    "TRIGGER": "TRIGGER",
+    "EVENT": "EVENT",
+    "PROCEDURE": "PROCEDURE",
+    "FUNCTION": "FUNCTION",
+    "SEQUENCE": "SEQUENCE",
+    "PACKAGE": "PACKAGE",
+    "SERVER": "SERVER",
+    "TABLESPACE": "TABLESPACE",
+    "LOGFILE": "LOGFILE GROUP",
+    "RESOURCE": "RESOURCE GROUP",
+    "REFERENCE": "SPATIAL REFERENCE SYSTEM",
+    "INSTANCE": "INSTANCE",
+    "PREPARE": "PREPARE",  # DROP PREPARE is DEALLOCATE PREPARE
+}
+# Objects that live outside any schema: accounts, privileges, servers, storage, plugins.
+_SERVER_OBJECTS = frozenset(
+    {"USER", "ROLE", "SERVER", "TABLESPACE", "LOGFILE GROUP", "RESOURCE GROUP"}
+    | {"SPATIAL REFERENCE SYSTEM", "INSTANCE"}
+)
+_SCHEMA_OPTIONS = frozenset(
+    {"DEFAULT", "CHARACTER", "CHARSET", "COLLATE", "COMMENT", "ENCRYPTION", "READ", "UPGRADE"}
+)
+_IF_EXISTS = frozenset({"IF", "NOT", "EXISTS"})
+_DDL_WHAT = {
+    "CREATE": "creates",
+    "ALTER": "changes",
+    "DROP": "deletes",
+    "RENAME": "renames",
+}
+
+
+def _ddl(piece: Piece, first: str, depth: int) -> Verdict:
+    tokens = tokenize(piece)
+    if first == "TRUNCATE":
+        index = skip_words(tokens, 1, frozenset({"TABLE"}))
+        verdict = Verdict(
+            Risk.DDL, "TRUNCATE TABLE", "TRUNCATE TABLE deletes every row at once (DDL: no undo)"
+        )
+        verdict.add_targets(name_list(tokens, index))
+        return verdict
+    if first in ("GRANT", "REVOKE"):
+        verdict = Verdict(Risk.DDL, first, f"{first} changes account privileges, server-wide")
+        verdict.add_targets([SERVER])
+        return verdict
+    obj, index, temporary = _ddl_object(tokens)
+    if obj == "PREPARE" and first == "DROP":
+        return _admin(piece, "DEALLOCATE", depth)
+    kind = f"{first} {obj}" if obj else first
+    verdict = Verdict(Risk.DDL, kind, _ddl_reason(first, obj, kind, temporary))
+    if obj is None:
+        verdict.add_reason("its object could not be identified")
+        return verdict
+    targets = _ddl_targets(first, obj, tokens, index)
+    verdict.add_targets(targets)
+    if not targets:
+        verdict.add_reason("its target could not be determined")
+    return verdict
+
+
+def _ddl_reason(verb: str, obj: str | None, kind: str, temporary: bool) -> str:
+    if obj in _SERVER_OBJECTS:
+        return f"{kind} changes server-wide objects (accounts, servers or storage)"
+    if temporary:
+        return f"{verb} TEMPORARY TABLE is DDL even though the table lasts only for the session"
+    if kind == "DROP TABLE":
+        return "DROP TABLE deletes tables and all their rows"
+    if kind == "DROP DATABASE":
+        return "DROP DATABASE deletes a whole schema"
+    what = _DDL_WHAT.get(verb, "changes")
+    return f"{kind} is DDL: it {what} schema objects (and commits any open transaction)"
+
+
+def _ddl_object(tokens: list[Token]) -> tuple[str | None, int, bool]:
+    """Find the object word after CREATE/ALTER/DROP/RENAME and its modifiers
+    (OR REPLACE, TEMPORARY, ALGORITHM=…, DEFINER=…, SQL SECURITY …, UNIQUE, ONLINE …)."""
+    temporary = False
+    index = 1
+    while index < len(tokens) and index < 16:
+        token = tokens[index]
+        if token.word == "(":
+            break
+        if token.kind is WORD:
+            if token.word in _OBJECTS:
+                return _OBJECTS[token.word], index + 1, temporary
+            if token.word == "TEMPORARY":
+                temporary = True
+            elif (
+                token.word == "DEFINER"
+                and index + 1 < len(tokens)
+                and tokens[index + 1].word == "="
+            ):
+                index = _skip_definer(tokens, index + 2)  # not SQL SECURITY DEFINER
+                continue
+        index += 1
+    return None, index, temporary
+
+
+def _skip_definer(tokens: list[Token], index: int) -> int:
+    """Skip ``user@host`` / ``'u'@'h'`` / ``CURRENT_USER[()]`` after DEFINER =."""
+    if index < len(tokens) and tokens[index].kind in (WORD, QUOTED, STRING):
+        index += 1
+    if index < len(tokens) and tokens[index].kind is VARIABLE:
+        index += 1
+    if index + 1 < len(tokens) and tokens[index].word == "(" and tokens[index + 1].word == ")":
+        index += 2
+    return index
+
+
+def _ddl_targets(verb: str, obj: str, tokens: list[Token], index: int) -> list[TableRef]:
+    if obj in _SERVER_OBJECTS:
+        return [SERVER]
+    index = skip_words(tokens, index, _IF_EXISTS)
+    if obj == "DATABASE":
+        token = tokens[index] if index < len(tokens) else None
+        if token is None or (token.kind is WORD and token.word in _SCHEMA_OPTIONS):
+            return [whole_schema(None)]  # ALTER DATABASE without a name: the current one
+        return [whole_schema(token.name)] if token.is_identifier else []
+    if obj == "INDEX":
+        on = find_word(tokens, "ON", index)
+        name, _ = qualified_name(tokens, on + 1) if on >= 0 else (None, 0)
+        return [name] if name else []
+    if obj == "PACKAGE":
+        index = skip_words(tokens, index, frozenset({"BODY"}))
+    if verb == "RENAME":
+        return _renamed(tokens, index)
+    if verb == "DROP":
+        return name_list(tokens, index)
+    name, after = qualified_name(tokens, index)
+    targets = [name] if name else []
+    if obj == "TRIGGER":
+        on = find_word(tokens, "ON", after)
+        table, _ = qualified_name(tokens, on + 1) if on >= 0 else (None, 0)
+        if table:
+            targets.append(table)
+    elif obj == "TABLE" and verb == "ALTER":
+        targets += _renamed_by_alter(tokens, after)
+    elif obj == "FUNCTION" and find_word(tokens, "SONAME", after) >= 0:
+        targets.append(SERVER)  # a loadable function: a shared library loaded into the server
+    return targets
+
+
+def _renamed(tokens: list[Token], index: int) -> list[TableRef]:
+    """RENAME TABLE a TO b, c TO d: every name on both sides."""
+    names: list[TableRef] = []
+    while index < len(tokens):
+        name, index = qualified_name(tokens, index)
+        if name is None:
+            break
+        names.append(name)
+        if index < len(tokens) and tokens[index].word in ("TO", ","):
+            index += 1
+        else:
+            break
+    return names
+
+
+def _renamed_by_alter(tokens: list[Token], index: int) -> list[TableRef]:
+    """ALTER TABLE … RENAME [TO|AS] other and … EXCHANGE PARTITION p WITH TABLE other."""
+    found: list[TableRef] = []
+    for position in range(index, len(tokens)):
+        token = tokens[position]
+        if token.kind is not WORD:
+            continue
+        after = position + 1
+        if token.word == "RENAME":
+            if after < len(tokens) and tokens[after].word in ("COLUMN", "INDEX", "KEY"):
+                continue
+            after = skip_words(tokens, after, frozenset({"TO", "AS"}))
+        elif not (token.word == "WITH" and after < len(tokens) and tokens[after].word == "TABLE"):
+            continue
+        else:
+            after += 1
+        name, _ = qualified_name(tokens, after)
+        if name:
+            found.append(name)
+    return found
+
+
+# --- SET ------------------------------------------------------------------------------
+
+# Variables that change how transactions behave, or switch off the READ ONLY session the
+# bot runs reads in.
+_TRANSACTION_VARIABLES = {
+    "AUTOCOMMIT": "SET autocommit changes transaction handling: with autocommit=0 every "
+    "statement joins an open transaction that holds its locks until COMMIT",
+    "COMPLETION_TYPE": "SET completion_type changes what COMMIT and ROLLBACK do",
+    "TRANSACTION_READ_ONLY": "SET transaction_read_only can switch off the read-only "
+    "session reads run in",
+    "TX_READ_ONLY": "SET tx_read_only can switch off the read-only session reads run in",
+    "TRANSACTION_ISOLATION": "SET transaction_isolation changes how transactions see data",
+    "TX_ISOLATION": "SET tx_isolation changes how transactions see data",
+}
+_GLOBAL_SCOPES = frozenset({"GLOBAL", "PERSIST", "PERSIST_ONLY"})
+
+
+def _set(piece: Piece, first: str, depth: int) -> Verdict:
+    tokens = tokenize(piece)
+    second = tokens[1].word if len(tokens) > 1 else ""
+    third = tokens[2].word if len(tokens) > 2 else ""
+    if second == "STATEMENT":
+        verdict = Verdict(
+            Risk.WRITE, "SET STATEMENT", "SET STATEMENT changes session variables for a statement"
+        )
+        at = find_word(tokens, "FOR", 2)
+        if at < 0 or at + 1 >= len(tokens):
+            verdict.kind = "UNKNOWN"
+            verdict.add_reason("SET STATEMENT without FOR <statement>")
+            return verdict
+        verdict.absorb(judge_text(piece.text[tokens[at + 1].start :], depth + 1), "the statement: ")
+        return verdict
+    if second == "TRANSACTION" or (
+        second in ("GLOBAL", "SESSION", "LOCAL") and third == "TRANSACTION"
+    ):
+        return Verdict(
+            Risk.TRANSACTION,
+            "SET TRANSACTION",
+            "SET TRANSACTION changes the isolation level or read-only mode of transactions",
+        )
+    if second == "PASSWORD" or (second == "DEFAULT" and third == "ROLE"):
+        kind = "SET PASSWORD" if second == "PASSWORD" else "SET DEFAULT ROLE"
+        verdict = Verdict(Risk.DDL, kind, f"{kind} changes an account, server-wide")
+        verdict.add_targets([SERVER])
+        return verdict
+    verdict = Verdict(Risk.WRITE, "SET", _set_reason(second))
+    for token in tokens[1:]:
+        if token.kind is VARIABLE and not token.word.startswith("@@"):
+            continue  # @user_variable: its name is the user's, not a server setting
+        name = token.word.rsplit(".", 1)[-1].lstrip("@")
+        why = _TRANSACTION_VARIABLES.get(name)
+        if why is not None:
+            verdict.at_least(Risk.TRANSACTION, why)
+        if name in _GLOBAL_SCOPES or token.word.startswith(("@@GLOBAL.", "@@PERSIST")):
+            verdict.add_reason("it changes a server-wide setting, for every connection")
+            verdict.add_targets([SERVER])
+    return verdict
+
+
+def _set_reason(second: str) -> str:
+    if second == "ROLE":
+        return "SET ROLE changes the session's active roles and so its privileges"
+    if second in ("NAMES", "CHARACTER", "CHARSET"):
+        return "SET NAMES changes the session's character set"
+    return "SET changes session or server variables, state that outlives the statement"
+
+
+# --- transaction control --------------------------------------------------------------
+
+
+def _transaction(piece: Piece, first: str, depth: int) -> Verdict:
+    tokens = tokenize(piece)
+    second = tokens[1].word if len(tokens) > 1 else ""
+    if first == "START" and second != "TRANSACTION":
+        return _admin(piece, first, depth)
+    if first in ("LOCK", "UNLOCK") and second not in ("TABLE", "TABLES"):
+        return _admin(piece, first, depth)
+    if first == "RELEASE" and second != "SAVEPOINT":
+        return unknown("RELEASE without SAVEPOINT is not a statement the classifier knows")
+    kind, reason = _TRANSACTIONS[first]
+    if first == "START":
+        if find_word(tokens, "ONLY") >= 0:
+            reason += "; even READ ONLY, it holds a snapshot across statements"
+    elif first == "ROLLBACK" and find_word(tokens, "TO") >= 0:
+        kind, reason = "ROLLBACK TO SAVEPOINT", "ROLLBACK TO SAVEPOINT undoes part of a transaction"
+    elif first == "BEGIN" and second == "NOT":
+        kind, reason = "BEGIN NOT ATOMIC", "BEGIN NOT ATOMIC runs a compound block of statements"
+    elif first == "XA" and second:
+        kind = f"XA {second}"
+    verdict = Verdict(Risk.TRANSACTION, kind, reason)
+    if first == "LOCK":
+        verdict.add_targets(_lock_targets(tokens))
+    return verdict
+
+
+_TRANSACTIONS = {
+    "BEGIN": ("BEGIN", "BEGIN opens a transaction that holds locks across statements"),
+    "START": (
+        "START TRANSACTION",
+        "START TRANSACTION opens a transaction that holds locks across statements",
+    ),
+    "COMMIT": ("COMMIT", "COMMIT ends a transaction, making its changes permanent"),
+    "ROLLBACK": ("ROLLBACK", "ROLLBACK ends a transaction, undoing its changes"),
+    "SAVEPOINT": ("SAVEPOINT", "SAVEPOINT marks a point inside a transaction"),
+    "RELEASE": ("RELEASE SAVEPOINT", "RELEASE SAVEPOINT drops a savepoint of a transaction"),
+    "XA": ("XA", "XA controls a distributed (two-phase) transaction"),
+    "LOCK": (
+        "LOCK TABLES",
+        "LOCK TABLES holds table locks for the rest of the session and commits any open "
+        "transaction",
+    ),
+    "UNLOCK": ("UNLOCK TABLES", "UNLOCK TABLES releases table locks and commits"),
+}
+
+
+def _lock_targets(tokens: list[Token]) -> list[TableRef]:
+    """LOCK TABLES a READ, b.c AS x WRITE: the names after TABLES and after each comma."""
+    names: list[TableRef] = []
+    expect_name = True
+    for index in range(2, len(tokens)):
+        if expect_name:
+            name, _ = qualified_name(tokens, index)
+            if name:
+                names.append(name)
+            expect_name = False
+        elif tokens[index].word == ",":
+            expect_name = True
+    return names
+
+
+# --- everything else that is never read-only --------------------------------------------
+
+_ADMIN_REASONS = {
+    "USE": "USE switches the default database, so later unqualified names point elsewhere",
+    "CALL": "CALL runs a stored procedure, which can do anything its body does",
+    "DEALLOCATE": "DEALLOCATE PREPARE drops a prepared statement (session state)",
+    "DO": "DO evaluates expressions only for their side effects",
+    "HANDLER": "HANDLER opens a low-level cursor on a table that stays open in the session",
+    "LOAD": "LOAD DATA / LOAD XML inserts rows read from a file",
+    "LOAD INDEX": "LOAD INDEX INTO CACHE preloads a key cache (server-wide)",
+    "EXECUTE IMMEDIATE": "EXECUTE IMMEDIATE runs the statement it is given",
+    "KILL": "KILL ends another connection or its running statement",
+    "FLUSH": "FLUSH reloads or empties server caches, logs or privileges "
+    "(FLUSH TABLES WITH READ LOCK blocks every write)",
+    "RESET": "RESET clears server state such as binary logs or replication settings",
+    "PURGE": "PURGE BINARY LOGS deletes binary log files",
+    "SHUTDOWN": "SHUTDOWN stops the database server",
+    "RESTART": "RESTART restarts the database server",
+    "INSTALL": "INSTALL loads a plugin: code that runs inside the server",
+    "UNINSTALL": "UNINSTALL unloads a server plugin",
+    "CHANGE": "CHANGE MASTER / CHANGE REPLICATION SOURCE reconfigures replication",
+    "START": "START SLAVE / START REPLICA starts replication",
+    "STOP": "STOP SLAVE / STOP REPLICA stops replication",
+    "BINLOG": "BINLOG replays binary-log events, which can change anything",
+    "CACHE": "CACHE INDEX assigns indexes to a key cache (server-wide)",
+    "OPTIMIZE": "OPTIMIZE TABLE rebuilds tables and locks them meanwhile",
+    "REPAIR": "REPAIR TABLE rewrites table files",
+    "CHECK": "CHECK TABLE locks tables and can mark them as crashed",
+    "CHECKSUM": "CHECKSUM TABLE reads whole tables under a lock",
+    "ANALYZE": "ANALYZE TABLE rewrites index statistics and locks the table",
+    "HELP": "HELP is a server help command, not a query; not known to be read-only",
+    "SIGNAL": "SIGNAL raises an error condition (a stored-program statement)",
+    "RESIGNAL": "RESIGNAL raises an error condition (a stored-program statement)",
+    "GET": "GET DIAGNOSTICS is a stored-program statement",
+    "IMPORT": "IMPORT TABLE creates tables from data files",
+    "CLONE": "CLONE copies or replaces a whole data directory",
+    "BACKUP": "BACKUP STAGE / BACKUP LOCK blocks writes server-wide for a backup",
+    "LOCK": "LOCK INSTANCE FOR BACKUP blocks DDL server-wide",
+    "UNLOCK": "UNLOCK INSTANCE releases a server-wide backup lock",
+    "PREPARE": "PREPARE stores a statement for EXECUTE",
+    "EXECUTE": "EXECUTE runs a prepared statement (judged when it was prepared)",
+}
+_SERVER_WIDE = frozenset(  # reported with the target "*.*": they act on the whole server
+    {"KILL", "FLUSH", "RESET", "PURGE", "SHUTDOWN", "RESTART", "INSTALL", "UNINSTALL"}
+    | {"CHANGE", "START", "STOP", "BINLOG", "CACHE", "CLONE", "BACKUP", "LOCK", "UNLOCK"}
+)
+_TABLE_ADMIN = frozenset({"OPTIMIZE", "REPAIR", "CHECK", "CHECKSUM", "ANALYZE"})
+_KIND_SECOND = frozenset(
+    {"TABLE", "DATA", "XML", "INDEX", "MASTER", "SLAVE", "REPLICA", "REPLICATION", "PLUGIN"}
+    | {"SONAME", "BINARY", "QUERY", "CONNECTION", "PREPARE", "DIAGNOSTICS", "STAGE"}
+    | {"INSTANCE", "IMMEDIATE", "ALL", "GROUP_REPLICATION", "PRIVILEGES", "LOGS", "TABLES"}
+)
+
+
+def _admin(piece: Piece, first: str, depth: int) -> Verdict:
+    tokens = tokenize(piece)
+    second = tokens[1].word if len(tokens) > 1 else ""
+    kind = first
+    if second in _KIND_SECOND:
+        kind = f"{first} {'TABLE' if second == 'TABLES' and first in _TABLE_ADMIN else second}"
+    verdict = Verdict(Risk.WRITE, kind, _ADMIN_REASONS.get(kind) or _ADMIN_REASONS[first])
+    if first in _SERVER_WIDE:
+        verdict.add_targets([SERVER])
+    elif first == "USE" and len(tokens) > 1 and tokens[1].is_identifier:
+        verdict.add_targets([whole_schema(tokens[1].name)])
+    elif first in ("CALL", "HANDLER"):
+        name, _ = qualified_name(tokens, 1)
+        verdict.add_targets([name] if name else [])
+    elif first in _TABLE_ADMIN:
+        index = skip_words(tokens, 1, frozenset({"NO_WRITE_TO_BINLOG", "LOCAL", "TABLE", "TABLES"}))
+        verdict.add_targets(name_list(tokens, index))
+    elif first == "LOAD":
+        _load_targets(tokens, verdict)
+    elif first in ("PREPARE", "EXECUTE"):
+        _prepared_text(piece, tokens, first, verdict, depth)
+    return verdict
+
+
+def _load_targets(tokens: list[Token], verdict: Verdict) -> None:
+    if len(tokens) > 1 and tokens[1].word == "INDEX":
+        verdict.add_targets([SERVER])
+        return
+    into = find_word(tokens, "INTO")
+    if into >= 0:
+        name, _ = qualified_name(tokens, skip_words(tokens, into + 1, frozenset({"TABLE"})))
+        verdict.add_targets([name] if name else [])
+
+
+def _prepared_text(
+    piece: Piece, tokens: list[Token], first: str, verdict: Verdict, depth: int
+) -> None:
+    """PREPARE s FROM '…' and EXECUTE IMMEDIATE '…' carry their statement as a literal: judge
+    it. From a variable or an expression the statement cannot be seen, so it is given the
+    highest risk (the guard refuses it everywhere)."""
+    if first == "PREPARE":
+        at = find_word(tokens, "FROM")
+    elif len(tokens) > 1 and tokens[1].word == "IMMEDIATE":
+        at = 1
+    else:
+        return  # EXECUTE s [USING …]: runs what PREPARE stored, judged then
+    literals: list[str] = []
+    index = at + 1 if at >= 0 else len(tokens)
+    while index < len(tokens) and _is_literal(piece, tokens[index]):
+        literals.append(piece.text[tokens[index].start : tokens[index].end])
+        index += 1
+    if not literals or index != len(tokens):
+        verdict.at_least(
+            Risk.TRANSACTION,
+            f"{verdict.kind} takes its statement from a variable or expression, which cannot "
+            "be checked",
+        )
+        return
+    text = "".join(_unescape(literal) for literal in literals)
+    verdict.absorb(judge_text(text, depth + 1), prefix="the prepared statement: ")
+
+
+def _is_literal(piece: Piece, token: Token) -> bool:
+    """'…', or "…" (a literal unless the server runs with ANSI_QUOTES)."""
+    return token.kind is STRING or (token.kind is QUOTED and piece.text[token.start] == '"')
+
+
+_STRING_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a"}
+
+
+def _unescape(literal: str) -> str:
+    """The value of a '…' or "…" literal: doubled quotes and backslash escapes undone."""
+    quote = literal[0]
+    body = literal[1:-1] if len(literal) > 1 and literal.endswith(quote) else literal[1:]
+    parts = re.split(r"(\\.|" + re.escape(quote * 2) + ")", body, flags=re.S)
+    out: list[str] = []
+    for part in parts:
+        if part == quote * 2:
+            out.append(quote)
+        elif len(part) == 2 and part[0] == "\\":
+            char = part[1]
+            out.append(_STRING_ESCAPES.get(char, part if char in "%_" else char))
+        else:
+            out.append(part)
+    return "".join(out)
+
+
+_Handler = Callable[[Piece, str, int], Verdict]
+
+_HANDLERS: dict[str, _Handler] = {
+    **dict.fromkeys(("SELECT", "WITH", "(", "TABLE", "VALUES"), _query),
+    "SHOW": _show,
+    **dict.fromkeys(("DESCRIBE", "DESC", "EXPLAIN"), _explain),
+    "ANALYZE": _analyze,
+    **dict.fromkeys(("INSERT", "REPLACE", "UPDATE", "DELETE"), _dml),
+    **dict.fromkeys(("CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "GRANT", "REVOKE"), _ddl),
+    "SET": _set,
+    **dict.fromkeys(
+        ("BEGIN", "START", "COMMIT", "ROLLBACK", "SAVEPOINT", "RELEASE", "XA", "LOCK", "UNLOCK"),
+        _transaction,
+    ),
+    **dict.fromkeys(
+        (name for name in _ADMIN_REASONS if name not in ("START", "LOCK", "UNLOCK", "ANALYZE")),
+        _admin,
+    ),
+}

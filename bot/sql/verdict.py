@@ -1,0 +1,61 @@
+"""The judgement of one statement while it is being built: risk, kind, reasons, targets."""
+
+from __future__ import annotations
+
+from bot.sql.risk import Risk, TableRef
+
+# The whole server, written like MySQL's own "*.*": accounts, grants, plugins, replication,
+# global settings. A guard comparing schemas sees "*" as foreign to any database.
+SERVER = TableRef("*", "*")
+
+
+def whole_schema(schema: str | None) -> TableRef:
+    """A whole schema (CREATE/ALTER/DROP DATABASE, USE); None is the current one."""
+    return TableRef(schema, "")
+
+
+class Verdict:
+    __slots__ = ("kind", "reasons", "risk", "targets")
+
+    def __init__(self, risk: Risk, kind: str, reason: str | None = None) -> None:
+        self.risk = risk
+        self.kind = kind
+        self.reasons: list[str] = [reason] if reason else []
+        self.targets: list[TableRef] = []
+
+    def at_least(self, risk: Risk, reason: str) -> Verdict:
+        """Raise the risk to ``risk`` (never lower it) and record why."""
+        if risk.rank > self.risk.rank:
+            if self.risk is Risk.READ_ONLY:
+                self.reasons.clear()  # "only reads" no longer holds
+            self.risk = risk
+        self.add_reason(reason)
+        return self
+
+    def add_reason(self, reason: str) -> None:
+        if reason not in self.reasons:
+            self.reasons.append(reason)
+
+    def add_targets(self, targets: list[TableRef] | tuple[TableRef, ...]) -> None:
+        for target in targets:
+            if target not in self.targets:
+                self.targets.append(target)
+
+    def absorb(self, other: Verdict, prefix: str = "") -> None:
+        """Take another verdict's risk, reasons and targets into this one (max of risks)."""
+        if other.risk.rank > self.risk.rank:
+            if self.risk is Risk.READ_ONLY:
+                self.reasons.clear()
+            self.risk = other.risk
+        if other.risk is not Risk.READ_ONLY or self.risk is Risk.READ_ONLY:
+            for reason in other.reasons:
+                self.add_reason(prefix + reason)
+        self.add_targets(other.targets)
+
+
+def read(kind: str, reason: str) -> Verdict:
+    return Verdict(Risk.READ_ONLY, kind, reason)
+
+
+def unknown(reason: str) -> Verdict:
+    return Verdict(Risk.WRITE, "UNKNOWN", reason)
