@@ -46,6 +46,8 @@ TRANSACTION_CONTROL = (
     "as plain statements in one execute_query call instead."
 )
 NO_STATEMENT = "Blocked: no SQL statement found."
+# The classifier's target schema for statements that reach beyond any one database.
+SERVER_WIDE = "*"
 
 
 def _foreign_targets(classification: Classification, own_schema: str | None) -> list[str]:
@@ -55,7 +57,9 @@ def _foreign_targets(classification: Classification, own_schema: str | None) -> 
         for target in statement.targets:
             if target.schema is None:
                 continue
-            if own_schema is None or target.schema.lower() != own_schema.lower():
+            if target.schema == SERVER_WIDE:
+                foreign.append("the whole server (users, privileges, global settings)")
+            elif own_schema is None or target.schema.lower() != own_schema.lower():
                 foreign.append(f"{target.schema}.{target.name}" if target.name else target.schema)
     return foreign
 

@@ -12,7 +12,12 @@ from bot.sql.risk import Classification, Risk, Statement, TableRef
 def classification(risk: Risk, *targets: TableRef, statements: int = 1) -> Classification:
     made = tuple(
         Statement(
-            text="X", start=0, end=1, risk=risk, kind="X", reasons=(f"{risk} reason",),
+            text="X",
+            start=0,
+            end=1,
+            risk=risk,
+            kind="X",
+            reasons=(f"{risk} reason",),
             targets=targets,
         )
         for _ in range(statements)
@@ -32,6 +37,7 @@ def database(environment: str, *, replica: bool = False) -> DatabaseConfig:
 R, W, D, T = Risk.READ_ONLY, Risk.WRITE, Risk.DDL, Risk.TRANSACTION
 OWN, OWN_UPPER = TableRef("shop", "orders"), TableRef("SHOP", "orders")
 BARE, FOREIGN = TableRef(None, "orders"), TableRef("billing", "invoices")
+SERVER = TableRef("*", "*")
 
 GUARD_TABLE = [
     # (risk, targets, environment, replica, granted, expected, reason)
@@ -39,7 +45,15 @@ GUARD_TABLE = [
     (R, (), "production", True, False, Run(True, True), "production reads go to the replica"),
     (R, (), "staging", False, False, Run(True, False), "reads run at once on staging"),
     (R, (), "staging", True, False, Run(True, True), "staging reads use a configured replica"),
-    (R, (), "development", False, True, Run(True, False), "a grant doesn't turn a read into a write"),
+    (
+        R,
+        (),
+        "development",
+        False,
+        True,
+        Run(True, False),
+        "a grant doesn't turn a read into a write",
+    ),
     (W, (BARE,), "production", False, False, Refused, "production is never written"),
     (W, (BARE,), "production", False, True, Refused, "not even with a grant"),
     (D, (BARE,), "production", False, True, Refused, "no DDL on production, grant or not"),
@@ -52,6 +66,7 @@ GUARD_TABLE = [
     (W, (FOREIGN,), "staging", False, True, Refused, "another schema is refused even granted"),
     (W, (FOREIGN,), "staging", False, False, Refused, "another schema never reaches approval"),
     (D, (OWN, FOREIGN), "development", False, True, Refused, "one foreign target is enough"),
+    (D, (SERVER,), "development", False, True, Refused, "users and privileges are server-wide"),
     (T, (), "staging", False, False, Refused, "transaction control is refused on staging"),
     (T, (), "development", False, True, Refused, "and with a grant"),
     (T, (), "production", False, False, Refused, "and on production"),
@@ -99,3 +114,8 @@ def test_nothing_to_run_is_refused():
 def test_a_qualified_write_without_a_schema_in_the_url_is_refused():
     no_schema = DatabaseConfig(name="x", url="mysql://u@h", environment="staging")
     assert isinstance(decide(classification(W, OWN), no_schema, granted=True), Refused)
+
+
+def test_a_server_wide_statement_says_so():
+    decision = decide(classification(D, SERVER), database("staging"), granted=True)
+    assert isinstance(decision, Refused) and "the whole server" in decision.reason
