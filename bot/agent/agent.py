@@ -22,13 +22,14 @@ from bot.agent.loop import (
     Runner,
     find_call,
     open_calls,
+    record_pending,
+    tell_decided,
     tool_message,
 )
 from bot.agent.model import ModelClient
 from bot.agent.outcomes import (
     AlreadyDecided,
     Answer,
-    ApprovalDecision,
     AwaitingApproval,
     Failed,
     NotYourQuestion,
@@ -347,16 +348,7 @@ class Agent:
         outcome: Outcome
         if scope is None:
             summary = f"denied by {approver}; not executed"
-            await self.audit.record(
-                session_id=pending.session_id,
-                requester=pending.requester,
-                approver=approver,
-                database=pending.database,
-                environment=pending.environment,
-                risk=pending.risk,
-                sql=pending.sql,
-                outcome="denied",
-            )
+            await record_pending(self.audit, pending, approver, "denied")
             outcome = Answer(text=f"Not run: {summary}.")
         else:
             await self.grants.mint(
@@ -369,19 +361,7 @@ class Agent:
             else:
                 outcome = result
             summary = outcome.message if isinstance(outcome, Failed) else outcome.text
-        if on_decided is not None:
-            decision = ApprovalDecision(
-                pending=pending,
-                approver=approver,
-                approved=scope is not None,
-                scope=None if scope is None else scope.value,
-                summary=summary,
-                decided_at=time.time(),
-            )
-            try:
-                await on_decided(decision)
-            except Exception:
-                log.warning("on_decided callback failed", exc_info=True)
+        await tell_decided(on_decided, pending, approver, scope, summary)
         return outcome
 
     async def _close_open_calls(self, session: Session) -> None:
@@ -394,16 +374,7 @@ class Agent:
             if record is not None:
                 pending = PendingApproval.from_json(record)
                 pending_call = pending.tool_call_id
-                await self.audit.record(
-                    session_id=session.id,
-                    requester=pending.requester,
-                    approver=None,
-                    database=pending.database,
-                    environment=pending.environment,
-                    risk=pending.risk,
-                    sql=pending.sql,
-                    outcome="superseded",
-                )
+                await record_pending(self.audit, pending, None, "superseded")
         question_call = None
         question_id = session.question_id
         if question_id is not None:

@@ -333,34 +333,53 @@ class Runner:
                 summary = outcome.summary or outcome.content[:200]
         else:
             summary = f"denied by {approver}; not executed"
-            await self.parts.audit.record(
-                session_id=session.id,
-                requester=pending.requester,
-                approver=approver,
-                database=pending.database,
-                environment=pending.environment,
-                risk=pending.risk,
-                sql=pending.sql,
-                outcome="denied",
-            )
+            await record_pending(self.parts.audit, pending, approver, "denied")
             self.append_result(call, ToolReply(summary))
         await self.save()
-        if on_decided is not None:
-            decision = ApprovalDecision(
-                pending=pending,
-                approver=approver,
-                approved=scope is not None,
-                scope=None if scope is None else scope.value,
-                summary=summary,
-                decided_at=time.time(),
-            )
-            try:
-                await on_decided(decision)
-            except Exception:  # the card update failing must not lose the run
-                log.warning("on_decided callback failed", exc_info=True)
+        await tell_decided(on_decided, pending, approver, scope, summary)
         if again is not None:
             return self.awaiting(again)
         return await self.carry_on()
+
+
+async def record_pending(
+    audit: AuditLog, pending: PendingApproval, approver: str | None, outcome: str
+) -> None:
+    """Audit what became of a pending approval that did not run (denied, superseded)."""
+    await audit.record(
+        session_id=pending.session_id,
+        requester=pending.requester,
+        approver=approver,
+        database=pending.database,
+        environment=pending.environment,
+        risk=pending.risk,
+        sql=pending.sql,
+        outcome=outcome,
+    )
+
+
+async def tell_decided(
+    on_decided: OnDecided | None,
+    pending: PendingApproval,
+    approver: str,
+    scope: GrantScope | None,
+    summary: str,
+) -> None:
+    """Let the adapter show the decision (update the card) before anything else happens."""
+    if on_decided is None:
+        return
+    decision = ApprovalDecision(
+        pending=pending,
+        approver=approver,
+        approved=scope is not None,
+        scope=None if scope is None else scope.value,
+        summary=summary,
+        decided_at=time.time(),
+    )
+    try:
+        await on_decided(decision)
+    except Exception:  # the card update failing must not lose the run
+        log.warning("on_decided callback failed", exc_info=True)
 
 
 def _concurrent(prepared: PreparedCall | ToolReply) -> bool:
