@@ -70,7 +70,9 @@ class ConnectionTarget(BaseModel):
             parts = urlsplit(url)
             port = parts.port or 3306
         except ValueError:
-            raise ValueError("malformed URL (expected mysql://user:password@host:port/db)") from None
+            raise ValueError(
+                "malformed URL (expected mysql://user:password@host:port/db)"
+            ) from None
         if parts.scheme not in ("mysql", "mariadb"):
             raise ValueError("URL scheme must be mysql:// or mariadb://")
         if not parts.hostname:

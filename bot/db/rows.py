@@ -26,7 +26,11 @@ except ImportError:  # another asyncmy build
 async def read_rows(cursor: SSCursor, count: int) -> list[tuple[Any, ...]]:
     """Up to `count` rows; fewer only when the result ended."""
     result = cursor._result
-    if parse_rows_from_buffer is None or result is None or not hasattr(result, "_take_pending_rows"):
+    if (
+        parse_rows_from_buffer is None
+        or result is None
+        or not hasattr(result, "_take_pending_rows")
+    ):
         return list(await cursor.fetchmany(count))
     rows: list[tuple[Any, ...]] = list(result._take_pending_rows(count))
     connection = cursor.connection

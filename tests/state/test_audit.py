@@ -26,16 +26,32 @@ async def test_records_come_back_in_order_with_every_field(store):
     assert [r["sql"] for r in records] == [f"DELETE FROM t WHERE id = {n}" for n in range(3)]
     assert records[1]["approver"] == "U2" and records[1]["rows"] == 1
     assert set(records[0]) >= {
-        "time", "session_id", "requester", "approver", "database", "environment",
-        "risk", "sql", "outcome", "rows", "error", "duration_ms",
+        "time",
+        "session_id",
+        "requester",
+        "approver",
+        "database",
+        "environment",
+        "risk",
+        "sql",
+        "outcome",
+        "rows",
+        "error",
+        "duration_ms",
     }
 
 
 async def test_since_filters_out_older_records(store):
     audit = AuditLog(store)
     await audit.record(
-        session_id="s", requester="U1", approver=None, database="d", environment="staging",
-        risk="read_only", sql="SELECT 1", outcome="executed",
+        session_id="s",
+        requester="U1",
+        approver=None,
+        database="d",
+        environment="staging",
+        risk="read_only",
+        sql="SELECT 1",
+        outcome="executed",
     )
     assert len(await audit.since(datetime.now(UTC) - timedelta(minutes=1))) == 1
     assert await audit.since(datetime.now(UTC) + timedelta(minutes=1)) == []

@@ -1,0 +1,115 @@
+"""The Bolt app: one AsyncApp, its Web API client, and the listeners wired to the agent."""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import aiohttp
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.http_retry.builtin_async_handlers import (
+    AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import ConfigError, Settings
+from bot.slack import listeners
+from bot.slack.services import CONTEXT_KEY, Services
+from bot.state.store import StateStore
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from slack_bolt.context.async_context import AsyncBoltContext
+
+    from bot.agent import Agent
+
+log = logging.getLogger(__name__)
+
+_SERVICES: weakref.WeakKeyDictionary[AsyncApp, Services] = weakref.WeakKeyDictionary()
+
+
+class _TokenFromEnvironmentNote(logging.Filter):
+    """Bolt reads SLACK_BOT_TOKEN itself and warns that the client we pass wins; it does,
+    and the client holds that very token, so the warning would only alarm whoever reads
+    the log."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return "`token` will be unused" not in record.getMessage()
+
+
+logging.getLogger("slack_bolt.AsyncApp").addFilter(_TokenFromEnvironmentNote())
+
+
+def make_client(
+    settings: Settings, *, session: aiohttp.ClientSession | None = None
+) -> AsyncWebClient:
+    """The Web API client: SLACK_API_URL when set, retrying 429s (after Retry-After) and
+    connection errors. Pass a shared `session` to reuse connections."""
+    if settings.slack_bot_token is None or not settings.slack_bot_token.get_secret_value():
+        raise ConfigError(
+            "SLACK_BOT_TOKEN is not set (the bot token, xoxb-…, from the Slack app's "
+            "OAuth & Permissions page)"
+        )
+    base_url = settings.slack_api_url or AsyncWebClient.BASE_URL
+    if not base_url.endswith("/"):
+        base_url += "/"  # the client joins method names onto it
+    return AsyncWebClient(
+        token=settings.slack_bot_token.get_secret_value(),
+        base_url=base_url,
+        session=session,
+        retry_handlers=[
+            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
+            AsyncConnectionErrorRetryHandler(max_retry_count=2),
+        ],
+    )
+
+
+def build_app(
+    settings: Settings,
+    agent: Agent,
+    store: StateStore,
+    client: AsyncWebClient | None = None,
+) -> AsyncApp:
+    """The Bolt app. Events are acknowledged before any work (process_before_response is
+    off) and the work runs in per-thread queues; HTTP requests are signature-checked."""
+    client = client or make_client(settings)
+    secret = settings.slack_signing_secret
+    services = Services.create(settings, agent, store, client)
+    app = AsyncApp(
+        name="dbagent",
+        client=client,
+        signing_secret=secret.get_secret_value() if secret else "",
+        process_before_response=False,
+        request_verification_enabled=True,
+        ignoring_self_events_enabled=True,
+    )
+
+    async def attach_services(
+        context: AsyncBoltContext, next: Callable[[], Awaitable[Any]]
+    ) -> None:
+        context[CONTEXT_KEY] = services
+        await next()
+
+    app.middleware(attach_services)
+    app.error(_log_error)
+    listeners.register(app)
+    _SERVICES[app] = services
+    return app
+
+
+async def _log_error(error: Exception, body: dict[str, Any]) -> None:
+    log.error(
+        "unhandled error for %s %s: %s",
+        body.get("type"),
+        body.get("event_id") or (body.get("actions") or [{}])[0].get("action_id"),
+        error,
+        exc_info=error,
+    )
+
+
+def services_of_app(app: AsyncApp) -> Services:
+    """The services `build_app` gave this app (queues to drain at shutdown, caches)."""
+    return _SERVICES[app]

@@ -1,0 +1,240 @@
+"""Block Kit, built by plain functions that return dicts.
+
+Everything the model or a database wrote goes through `mrkdwn.escape` (or `to_mrkdwn`)
+before it lands in a mrkdwn field. Button values carry only the pending approval's id: the
+SQL to run always comes from the stored approval, never from a click's payload.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from bot.agent.outcomes import ApprovalDecision, PendingApproval, Question
+from bot.slack import mrkdwn
+
+Block = dict[str, Any]
+
+APPROVE_ONCE = "approve_once"
+APPROVE_THREAD = "approve_thread"
+DENY = "deny"
+
+# SQL shown in a card: the section holding it may have 3,000 characters, fences included.
+CARD_SQL_CHARS = 2_800
+_ENVIRONMENT_ICONS = {"production": ":red_circle:", "staging": ":large_yellow_circle:"}
+
+
+def plain(text: str, *, emoji: bool = True) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": emoji}
+
+
+def markdown_section(text: str) -> Block:
+    """A section of (already safe) mrkdwn; callers keep it within 3,000 characters."""
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
+
+
+def context(text: str) -> Block:
+    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+
+
+def code_block(escaped: str) -> str:
+    return f"```\n{escaped}\n```"
+
+
+def slack_date(at: float) -> str:
+    """A time Slack renders in each reader's own time zone, with a UTC fallback."""
+    fallback = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{int(at)}^{{date_short_pretty}} at {{time}}|{fallback}>"
+
+
+# -- answers and status -------------------------------------------------------------------
+
+
+def answer_message(piece: str) -> dict[str, Any]:
+    """One piece of an answer (mrkdwn, ≤ 3,000 characters): text for notifications, a
+    section for display."""
+    return {"text": piece, "blocks": [markdown_section(piece)]}
+
+
+def status_message(line: str) -> dict[str, Any]:
+    text = f":hourglass_flowing_sand: {mrkdwn.escape(line)}"
+    return {"text": text, "blocks": [context(text)]}
+
+
+def error_message(message: str) -> dict[str, Any]:
+    text = f":warning: {mrkdwn.escape(message)}"
+    return {"text": text, "blocks": [markdown_section(mrkdwn.truncate(text, 2_900)[0])]}
+
+
+# -- approval cards -----------------------------------------------------------------------
+
+
+def card_sql(sql: str) -> tuple[str, bool]:
+    """The SQL as shown in a card (escaped, cut to fit); True when it was cut."""
+    return mrkdwn.truncate(mrkdwn.escape(sql.strip()), CARD_SQL_CHARS)
+
+
+def _facts(pending: PendingApproval) -> Block:
+    icon = _ENVIRONMENT_ICONS.get(pending.environment, ":large_green_circle:")
+    return {
+        "type": "section",
+        "fields": [
+            {"type": "mrkdwn", "text": f"*Database*\n{mrkdwn.escape(pending.database)}"},
+            {
+                "type": "mrkdwn",
+                "text": f"*Environment*\n{icon} {mrkdwn.escape(pending.environment)}",
+            },
+            {"type": "mrkdwn", "text": f"*Risk*\n{mrkdwn.escape(pending.risk)}"},
+            {"type": "mrkdwn", "text": f"*Requested by*\n{_person(pending.requester)}"},
+        ],
+    }
+
+
+def _person(user: str) -> str:
+    """A Slack user ID as a mention; anything else (a console user) as escaped text."""
+    if user[:1] in ("U", "W") and user.isalnum() and user.isupper():
+        return f"<@{user}>"
+    return mrkdwn.escape(user) or "someone"
+
+
+def _sql_blocks(pending: PendingApproval) -> list[Block]:
+    shown, cut = card_sql(pending.sql)
+    blocks = [markdown_section(code_block(shown))]
+    if cut:
+        blocks.append(
+            context(
+                f"The SQL is cut here ({len(pending.sql.strip()):,} characters); "
+                "the full text is attached in this thread."
+            )
+        )
+    return blocks
+
+
+def _confirm(title: str, text: str, confirm: str) -> dict[str, Any]:
+    return {
+        "title": plain(title),
+        "text": {"type": "mrkdwn", "text": text},
+        "confirm": plain(confirm),
+        "deny": plain("Cancel"),
+    }
+
+
+def approval_buttons(pending: PendingApproval) -> Block:
+    where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
+    return {
+        "type": "actions",
+        "block_id": "approval",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": APPROVE_ONCE,
+                "text": plain("Approve once"),
+                "style": "primary",
+                "value": pending.id,
+                "confirm": _confirm("Run this change?", f"Run this SQL once on {where}.", "Run it"),
+            },
+            {
+                "type": "button",
+                "action_id": APPROVE_THREAD,
+                "text": plain("Approve for this thread"),
+                "value": pending.id,
+                "confirm": _confirm(
+                    "Approve for this thread?",
+                    f"Run this SQL on {where}, and let this thread run the same SQL again "
+                    "without asking until the grant expires.",
+                    "Approve",
+                ),
+            },
+            {
+                "type": "button",
+                "action_id": DENY,
+                "text": plain("Deny"),
+                "style": "danger",
+                "value": pending.id,
+            },
+        ],
+    }
+
+
+def approval_card(pending: PendingApproval) -> dict[str, Any]:
+    """The card asking an approver to allow one statement: the facts, the exact SQL and
+    the three buttons."""
+    summary = (
+        f"Approval needed: {pending.risk} on {pending.database} ({pending.environment}), "
+        f"requested by {_person(pending.requester)}"
+    )
+    blocks = [
+        {"type": "header", "text": plain(f":lock: Approval needed: {pending.risk}")},
+        _facts(pending),
+        *_sql_blocks(pending),
+    ]
+    if pending.reason:
+        blocks.append(context(mrkdwn.truncate(mrkdwn.escape(pending.reason), 1_000)[0]))
+    blocks.append(approval_buttons(pending))
+    return {"text": mrkdwn.escape(summary), "blocks": blocks}
+
+
+def superseded_card(pending: PendingApproval) -> dict[str, Any]:
+    """The card of an approval a newer message in the thread replaced: nothing ran."""
+    line = ":heavy_minus_sign: *Not run:* a newer message in this thread replaced this request."
+    blocks = [
+        {"type": "header", "text": plain(":heavy_minus_sign: No longer pending")},
+        _facts(pending),
+        *_sql_blocks(pending),
+        markdown_section(line),
+    ]
+    return {"text": "No longer pending: replaced by a newer message", "blocks": blocks}
+
+
+def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
+    """The card after the first decision: who, when, the outcome; no buttons."""
+    pending = decision.pending
+    who = _person(decision.approver)
+    when = slack_date(decision.decided_at)
+    if decision.approved:
+        icon, verb = ":white_check_mark:", "Approved"
+        how = " for this thread" if decision.scope == "thread" else " once"
+    else:
+        icon, verb, how = ":no_entry_sign:", "Denied", ""
+    line = f"{icon} *{verb}{how}* by {who} {when}"
+    outcome, _ = mrkdwn.truncate(mrkdwn.escape(decision.summary), 2_000)
+    blocks = [
+        {"type": "header", "text": plain(f"{icon} {verb}")},
+        _facts(pending),
+        *_sql_blocks(pending),
+        markdown_section(f"{line}\n*Outcome:* {outcome}"),
+    ]
+    text = f"{verb} by {who}: {outcome}"
+    return {"text": text, "blocks": blocks}
+
+
+def audit_line(decision: ApprovalDecision) -> str:
+    """One line for the audit channel per executed write."""
+    pending = decision.pending
+    sql = " ".join(pending.sql.split())
+    sql, _ = mrkdwn.truncate(mrkdwn.escape(sql).replace("`", "'"), 300)
+    outcome, _ = mrkdwn.truncate(mrkdwn.escape(decision.summary), 500)
+    return (
+        f"{_person(pending.requester)} asked, {_person(decision.approver)} approved "
+        f"({decision.scope or 'once'}) a {mrkdwn.escape(pending.risk)} on "
+        f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)}): "
+        f"{outcome} — `{sql}`"
+    )
+
+
+# -- questions back to the person -------------------------------------------------------
+
+_QUESTION_HINTS = {
+    "confirm": "Reply *yes* or *no* in this thread.",
+    "choose": "Reply in this thread with your choice.",
+}
+
+
+def question_message(question: Question) -> dict[str, Any]:
+    """The model's question to the person who asked, answered by a reply in the thread."""
+    lines = [f":question: {_person(question.requester)} {mrkdwn.to_mrkdwn(question.text)}"]
+    if question.kind == "choose":
+        lines += [f"• {mrkdwn.escape(option.label)}" for option in question.options]
+    lines.append(f"_{_QUESTION_HINTS.get(question.kind, 'Reply in this thread to answer.')}_")
+    text, _ = mrkdwn.truncate("\n".join(lines), 2_900)
+    return {"text": text, "blocks": [markdown_section(text)]}

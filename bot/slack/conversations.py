@@ -1,0 +1,131 @@
+"""A person's message → one agent run in its thread, one run at a time per thread."""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from bot.agent.outcomes import Failed
+from bot.slack import replies
+from bot.slack.services import Services
+from bot.slack.sessions import Thread
+
+log = logging.getLogger(__name__)
+
+HELP = (
+    "Hi! Ask me about your databases in plain words, for example: "
+    "_which tables hold orders on shop-staging?_"
+)
+QUEUED = "Queued: I'll get to this when I'm done with the request before it."
+WORKING = "Working on it…"
+UNEXPECTED = "Sorry, something went wrong while answering; the details are in the bot's log."
+
+_LINK = re.compile(r"<((?:https?://|mailto:)[^|>]+)(?:\|[^>]*)?>")
+
+
+@dataclass(frozen=True, slots=True)
+class Incoming:
+    """A message from a person, as delivered by the Events API."""
+
+    thread: Thread
+    ts: str
+    user: str
+    text: str
+    is_dm: bool
+    event_id: str | None
+
+    @classmethod
+    def from_event(
+        cls, body: dict[str, Any], event: dict[str, Any], *, is_dm: bool
+    ) -> Incoming | None:
+        """None when the event lacks what a question needs (a user, a channel, a ts)."""
+        channel, ts, user = event.get("channel"), event.get("ts"), event.get("user")
+        if not (isinstance(channel, str) and isinstance(ts, str) and isinstance(user, str)):
+            return None
+        team = body.get("team_id") or event.get("team") or "T"
+        thread_ts = event.get("thread_ts") or ts
+        text = event.get("text")
+        return cls(
+            thread=Thread(str(team), channel, str(thread_ts)),
+            ts=ts,
+            user=user,
+            text=text if isinstance(text, str) else "",
+            is_dm=is_dm,
+            event_id=body.get("event_id"),
+        )
+
+
+def mentions(text: str, bot_user_id: str | None) -> bool:
+    return bool(bot_user_id) and f"<@{bot_user_id}" in text
+
+
+def question_text(text: str, bot_user_id: str | None) -> str:
+    """What the person asked: the bot's own mention removed, links as plain URLs, and
+    Slack's escaping undone (a "<" typed in Slack arrives as "&lt;")."""
+    if bot_user_id:
+        text = re.sub(rf"<@{re.escape(bot_user_id)}(?:\|[^>]*)?>", " ", text)
+    text = _LINK.sub(r"\1", text)
+    # &amp; last, so "&amp;lt;" (a typed "&lt;") stays "&lt;".
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&").strip()
+
+
+async def accept(services: Services, incoming: Incoming, bot_user_id: str | None) -> None:
+    """Take a delivered message: drop repeats, answer the trivial at once, queue the rest."""
+    thread = incoming.thread
+    if not await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts):
+        log.info("duplicate delivery of %s in %s ignored", incoming.ts, thread.channel)
+        return
+    if not incoming.is_dm:
+        services.known.add(thread.session_id)
+    question = question_text(incoming.text, bot_user_id)
+    limit = services.settings.limits.max_message_chars
+    client = services.client
+    if len(question) > limit:
+        await replies.post_error(
+            client,
+            thread,
+            f"That message is too long for me ({len(question):,} characters; the limit is "
+            f"{limit:,}). Please shorten it and ask again.",
+        )
+        return
+    if not question:
+        await replies.post_text(client, thread, HELP)
+        return
+    status = replies.StatusLine(client, thread, grace_s=services.status_grace_s)
+
+    async def job() -> None:
+        await run_turn(services, incoming, question, status)
+
+    if services.queues.submit(thread.session_id, job):
+        await status.show(QUEUED, at_once=True)
+
+
+async def run_turn(
+    services: Services, incoming: Incoming, question: str, status: replies.StatusLine
+) -> None:
+    thread = incoming.thread
+    await status.show(WORKING)
+    open_card = services.open_cards.get(thread.session_id)
+    try:
+        requester = await services.users.requester(incoming.user)
+        mode = services.settings.mode_for_channel(thread.channel, is_dm=incoming.is_dm)
+        outcome = await services.agent.handle_message(
+            thread.session_id,
+            question,
+            requester=requester,
+            mode=mode,
+            progress=status.show,
+        )
+    except Exception:
+        log.exception("run of %s failed", thread.session_id)
+        outcome = Failed(UNEXPECTED)
+    card_ts = await replies.deliver(services.client, thread, outcome)
+    await status.clear()
+    if open_card is not None:
+        still_pending = await services.agent.pending(open_card.pending.id) is not None
+        await services.open_cards.close_if_superseded(
+            services.client, thread.session_id, open_card, still_pending
+        )
+    services.open_cards.remember(thread.session_id, outcome, thread.channel, card_ts)

@@ -1,0 +1,214 @@
+"""Serving: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PORT at /slack/events.
+
+HTTP requests must carry a valid Slack signature (v0, at most five minutes old): anything
+else gets 401 and does nothing. GET /health answers 200 while the process serves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from typing import TYPE_CHECKING
+
+import aiohttp
+from aiohttp import web
+from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
+from slack_bolt.async_app import AsyncApp
+from slack_sdk.errors import SlackApiError, SlackClientError
+from slack_sdk.signature import SignatureVerifier
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import ConfigError, Settings
+from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.sessions import Dedupe
+from bot.state.store import StateStore
+
+if TYPE_CHECKING:
+    from bot.agent import Agent
+    from bot.db import DatabaseRegistry
+
+log = logging.getLogger(__name__)
+
+EVENTS_PATH = "/slack/events"
+HEALTH_PATH = "/health"
+PRUNE_EVERY_S = 3600.0
+SHUTDOWN_GRACE_S = 10.0
+MAX_BODY_BYTES = 1024 * 1024
+
+
+def build_web_app(app: AsyncApp) -> web.Application:
+    """The aiohttp application for HTTP mode: POST /slack/events (events and
+    interactivity) and GET /health."""
+    secret = services_of_app(app).settings.slack_signing_secret
+    if secret is None or not secret.get_secret_value():
+        raise ConfigError(
+            "SLACK_SIGNING_SECRET is not set (the signing secret from the Slack app's Basic "
+            "Information page; HTTP mode needs it to check requests)"
+        )
+    verifier = SignatureVerifier(secret.get_secret_value())
+
+    async def events(request: web.Request) -> web.StreamResponse:
+        body = await request.text()
+        # Checked here as well as in Bolt, so an unsigned body is refused before parsing.
+        if not verifier.is_valid_request(body, dict(request.headers)):
+            return web.json_response({"error": "invalid signature"}, status=401)
+        try:
+            bolt_request = await to_bolt_request(request)
+        except ValueError:
+            log.warning("signed request with a malformed body refused")
+            return web.json_response({"error": "malformed body"}, status=400)
+        response = await app.async_dispatch(bolt_request)
+        return await to_aiohttp_response(response)
+
+    async def health(request: web.Request) -> web.StreamResponse:
+        return web.json_response({"ok": True})
+
+    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
+    web_app.router.add_post(EVENTS_PATH, events)
+    web_app.router.add_get(HEALTH_PATH, health)
+    return web_app
+
+
+def _check_credentials(settings: Settings) -> None:
+    if settings.slack_bot_token is None or not settings.slack_bot_token.get_secret_value():
+        raise ConfigError(
+            "SLACK_BOT_TOKEN is not set (the bot token, xoxb-…, from the Slack app's "
+            "OAuth & Permissions page)"
+        )
+    socket_mode = settings.slack_app_token and settings.slack_app_token.get_secret_value()
+    secret = settings.slack_signing_secret
+    if not socket_mode and (secret is None or not secret.get_secret_value()):
+        raise ConfigError(
+            "SLACK_SIGNING_SECRET is not set (needed in HTTP mode; or set SLACK_APP_TOKEN, "
+            "xapp-…, for Socket Mode)"
+        )
+
+
+async def _prune_forever(dedupe: Dedupe) -> None:
+    while True:
+        try:
+            dropped = await dedupe.prune()
+            if dropped:
+                log.info("forgot %d old Slack deliveries", dropped)
+        except Exception:
+            log.exception("pruning seen Slack deliveries failed")
+        await asyncio.sleep(PRUNE_EVERY_S)
+
+
+async def _build_agent(settings: Settings, store: StateStore) -> tuple[Agent, DatabaseRegistry]:
+    # Imported here: `python -m bot` reports missing credentials before loading them.
+    from bot.agent import Agent
+    from bot.agent.model import build_model_client
+    from bot.agent.skills import Skills
+    from bot.db import DatabaseRegistry
+
+    databases = DatabaseRegistry(settings.databases, settings.limits)
+    agent = Agent(
+        settings=settings,
+        store=store,
+        databases=databases,
+        model=build_model_client(settings),
+        skills=Skills.load(),
+    )
+    await agent.recover()
+    return agent, databases
+
+
+_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+async def _verify_bot_token(client: AsyncWebClient) -> None:
+    """Fail at start on a token Slack refuses; carry on (and log) when Slack is out of reach,
+    since events cannot arrive then anyway and the token is checked again on the first."""
+    try:
+        identity = await client.auth_test()
+    except SlackApiError as exc:
+        raise ConfigError(f"Slack refused SLACK_BOT_TOKEN ({exc.response.get('error')})") from None
+    except (SlackClientError, OSError, TimeoutError) as exc:
+        log.warning("cannot reach Slack to check SLACK_BOT_TOKEN: %s", exc)
+        return
+    log.info("signed in to Slack as %s in %s", identity.get("user"), identity.get("team"))
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    loop = asyncio.get_running_loop()
+    for sig in _SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(sig, stop.set)
+
+
+def _forget_signals() -> None:
+    loop = asyncio.get_running_loop()
+    for sig in _SIGNALS:
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.remove_signal_handler(sig)
+
+
+async def serve(settings: Settings) -> None:
+    """Serve Slack until SIGTERM or SIGINT. Missing credentials raise ConfigError."""
+    _check_credentials(settings)
+    store = await StateStore.open(settings.dbagent_state_dir)
+    session = aiohttp.ClientSession()
+    databases: DatabaseRegistry | None = None
+    runner: web.AppRunner | None = None
+    socket_handler = None
+    stop = asyncio.Event()
+    _stop_on_signals(stop)
+    pruner: asyncio.Task[None] | None = None
+    app: AsyncApp | None = None
+    try:
+        agent, databases = await _build_agent(settings, store)
+        client = make_client(settings, session=session)
+        await _verify_bot_token(client)
+        app = build_app(settings, agent, store, client)
+        pruner = asyncio.create_task(_prune_forever(services_of_app(app).dedupe))
+        app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
+        if app_token:
+            from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+
+            socket_handler = AsyncSocketModeHandler(app, app_token)
+            try:
+                await socket_handler.connect_async()
+            except SlackApiError as exc:
+                raise ConfigError(
+                    f"Slack refused SLACK_APP_TOKEN ({exc.response.get('error')}); it must be "
+                    "an app-level token (xapp-…) with the connections:write scope"
+                ) from None
+            log.info("dbagent is serving Slack over Socket Mode")
+        else:
+            runner = web.AppRunner(build_web_app(app), access_log=None)
+            await runner.setup()
+            try:
+                await web.TCPSite(runner, "0.0.0.0", settings.port).start()
+            except OSError as exc:
+                reason = os.strerror(exc.errno) if exc.errno else str(exc)
+                raise ConfigError(
+                    f"cannot listen on port {settings.port}: {reason} (set PORT)"
+                ) from None
+            log.info(
+                "dbagent is serving Slack over HTTP on port %d at %s", settings.port, EVENTS_PATH
+            )
+        await stop.wait()
+        log.info("stopping")
+    finally:
+        _forget_signals()
+        if socket_handler is not None:
+            await socket_handler.close_async()
+        if runner is not None:
+            await runner.cleanup()
+        if pruner is not None:
+            pruner.cancel()
+        if app is not None:
+            queues = services_of_app(app).queues
+            try:
+                # Runs cut short here are marked interrupted at the next start.
+                await asyncio.wait_for(queues.drain(), SHUTDOWN_GRACE_S)
+            except TimeoutError:
+                await queues.cancel()
+        if databases is not None:
+            await databases.close()
+        await session.close()
+        await store.close()

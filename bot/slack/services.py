@@ -1,0 +1,59 @@
+"""What the listeners share: settings, the agent, the Slack client and the small caches.
+
+`build_app` puts one `Services` in every request's context (`context["dbagent"]`), the way
+Bolt passes `client` and `logger`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.config import Settings
+from bot.slack.approvers import Approvers
+from bot.slack.cards import OpenCards
+from bot.slack.replies import STATUS_GRACE_S
+from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues
+from bot.slack.users import UserDirectory
+from bot.state.store import StateStore
+
+if TYPE_CHECKING:
+    from bot.agent import Agent
+
+CONTEXT_KEY = "dbagent"
+
+
+@dataclass
+class Services:
+    settings: Settings
+    agent: Agent
+    store: StateStore
+    client: AsyncWebClient
+    approvers: Approvers
+    users: UserDirectory
+    dedupe: Dedupe
+    known: KnownSessions
+    queues: SessionQueues = field(default_factory=SessionQueues)
+    open_cards: OpenCards = field(default_factory=OpenCards)
+    status_grace_s: float = STATUS_GRACE_S
+
+    @classmethod
+    def create(
+        cls, settings: Settings, agent: Agent, store: StateStore, client: AsyncWebClient
+    ) -> Services:
+        return cls(
+            settings=settings,
+            agent=agent,
+            store=store,
+            client=client,
+            approvers=Approvers(client, settings.approvals.approvers),
+            users=UserDirectory(client),
+            dedupe=Dedupe(store),
+            known=KnownSessions(store),
+        )
+
+
+def services_of(context: dict[str, Any]) -> Services:
+    return context[CONTEXT_KEY]

@@ -1,0 +1,174 @@
+"""Slack threads as sessions: ids, deduplication of deliveries, and one run at a time.
+
+A session is a thread: "team:channel:thread_ts". Slack may deliver one message several
+times (retries after a slow ack, and a mention arrives as both `app_mention` and
+`message`), so every delivery is claimed in the persisted `seen_events` table under its
+event id and under its channel+ts: only the first claim proceeds, also across restarts.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from bot.state.store import StateStore, Table
+
+log = logging.getLogger(__name__)
+
+SEEN_EVENTS = "seen_events"
+# Slack retries for about an hour at most; a day of memory is plenty.
+SEEN_EVENTS_TTL_S = 24 * 3600
+
+
+def session_id(team: str, channel: str, thread_ts: str) -> str:
+    return f"{team}:{channel}:{thread_ts}"
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """Where a session lives in Slack."""
+
+    team: str
+    channel: str
+    thread_ts: str
+
+    @property
+    def session_id(self) -> str:
+        return session_id(self.team, self.channel, self.thread_ts)
+
+    @classmethod
+    def from_session_id(cls, value: str) -> Thread:
+        team, channel, thread_ts = value.split(":", 2)
+        return cls(team, channel, thread_ts)
+
+
+class Dedupe:
+    def __init__(self, store: StateStore, clock: Callable[[], float] = time.time) -> None:
+        self._store = store
+        self._clock = clock
+
+    async def first_delivery(self, event_id: str | None, channel: str, ts: str) -> bool:
+        """Claim a delivery; False when this event, or this message, was seen before."""
+        now = self._clock()
+        keys = [f"message:{channel}:{ts}"]
+        if event_id:
+            keys.insert(0, f"event:{event_id}")
+
+        def claim(table: Table) -> bool:
+            # One transaction: the check and the claim of both keys are atomic.
+            if any(key in table for key in keys):
+                return False
+            for key in keys:
+                table[key] = now
+            return True
+
+        return await self._store.transact(SEEN_EVENTS, claim)
+
+    async def prune(self, older_than_s: float = SEEN_EVENTS_TTL_S) -> int:
+        """Forget deliveries older than `older_than_s`; returns how many were dropped."""
+        cutoff = self._clock() - older_than_s
+
+        def drop(table: Table) -> int:
+            stale = [
+                key
+                for key, seen in table.items()
+                if not isinstance(seen, int | float) or seen < cutoff
+            ]
+            for key in stale:
+                table.pop(key)
+            return len(stale)
+
+        return await self._store.transact(SEEN_EVENTS, drop)
+
+
+Job = Callable[[], Awaitable[None]]
+
+
+class SessionQueues:
+    """Runs each session's jobs one at a time, in arrival order; sessions run in parallel.
+
+    Jobs are started here rather than in Bolt's listener, so an event is acknowledged at
+    once whatever the work behind it, and `drain()` can wait for everything to finish.
+    """
+
+    def __init__(self) -> None:
+        self._queues: dict[str, deque[Job]] = {}  # jobs not started yet, per busy session
+        self._running: set[str] = set()
+        self._workers: set[asyncio.Task[None]] = set()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def busy(self, session: str) -> bool:
+        return session in self._queues
+
+    def submit(self, session: str, job: Job) -> int:
+        """Queue a job; returns how many jobs of the session are ahead of it."""
+        queue = self._queues.get(session)
+        if queue is not None:
+            ahead = len(queue) + (session in self._running)
+            queue.append(job)
+            return ahead
+        self._queues[session] = deque([job])
+        self._idle.clear()
+        worker = asyncio.create_task(self._work(session), name=f"session {session}")
+        self._workers.add(worker)
+        worker.add_done_callback(self._finished)
+        return 0
+
+    async def _work(self, session: str) -> None:
+        queue = self._queues[session]
+        try:
+            while queue:
+                job = queue.popleft()
+                self._running.add(session)
+                try:
+                    await job()
+                except Exception:
+                    # Jobs report their own failures to the person; this is the last net.
+                    log.exception("a job of session %s failed", session)
+                finally:
+                    self._running.discard(session)
+        finally:
+            del self._queues[session]
+
+    def _finished(self, worker: asyncio.Task[None]) -> None:
+        self._workers.discard(worker)
+        if not self._workers:
+            self._idle.set()
+
+    async def drain(self) -> None:
+        """Wait until every queued job has run."""
+        await self._idle.wait()
+
+    async def cancel(self) -> None:
+        for worker in list(self._workers):
+            worker.cancel()
+        await asyncio.gather(*self._workers, return_exceptions=True)
+
+
+class KnownSessions:
+    """Which threads the bot takes part in, so a reply there needs no new mention.
+
+    Remembered in memory as sessions start here, and looked up in the store (the agent's
+    `sessions` table) for threads from before a restart.
+    """
+
+    def __init__(self, store: StateStore) -> None:
+        self._store = store
+        self._known: set[str] = set()
+
+    def add(self, session: str) -> None:
+        self._known.add(session)
+
+    async def contains(self, session: str) -> bool:
+        if session in self._known:
+            return True
+        # A membership test: the session itself (its whole history) is not decoded.
+        if await self._store.transact("sessions", lambda table: session in table):
+            self._known.add(session)
+            return True
+        return False

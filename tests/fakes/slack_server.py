@@ -1,0 +1,458 @@
+"""A local fake of the Slack Web API (aiohttp) that records every call.
+
+Point a real `slack_sdk` AsyncWebClient at `server.api_url` (its `base_url`). It answers
+what dbagent uses — auth.test, chat.postMessage/update/delete/postEphemeral,
+files.getUploadURLExternal + the upload URL (served here too) + files.completeUploadExternal,
+usergroups.users.list, users.info (with tz), assistant.threads.setStatus, reactions.add/remove,
+conversations.info, and Socket Mode (apps.connections.open + a websocket; `push` sends an
+envelope) — keeps the messages and files it was sent, and can answer 429 with Retry-After
+once (`rate_limit_next`).
+
+    async with FakeSlack(users={"U1": "Europe/Paris"}, usergroups={"S1": ["U2"]}) as slack:
+        client = AsyncWebClient(token="xoxb-test", base_url=slack.api_url)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import json
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from aiohttp import WSMsgType, web
+
+JsonObject = dict[str, Any]
+
+BOT_USER_ID = "UBOT"
+BOT_ID = "BBOT"
+TEAM_ID = "T0TEAM"
+
+
+@dataclass
+class Call:
+    method: str
+    args: JsonObject
+    token: str | None
+    at: float = field(default_factory=time.monotonic)
+    rate_limited: bool = False  # answered 429 (the client retries it as a new call)
+
+
+@dataclass
+class Message:
+    channel: str
+    ts: str
+    text: str
+    blocks: list[JsonObject]
+    thread_ts: str | None
+    user: str = BOT_USER_ID
+    ephemeral_to: str | None = None
+    deleted: bool = False
+    edits: int = 0
+    files: list[str] = field(default_factory=list)  # file ids shared with the message
+
+
+@dataclass
+class UploadedFile:
+    id: str
+    filename: str
+    length: int
+    content: bytes = b""
+    title: str | None = None
+    channel: str | None = None
+    thread_ts: str | None = None
+    initial_comment: str | None = None
+    snippet_type: str | None = None
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8")
+
+
+class FakeSlack:
+    def __init__(
+        self,
+        *,
+        users: dict[str, str] | None = None,
+        usergroups: dict[str, list[str]] | None = None,
+        token: str | None = None,
+        set_status_error: str | None = None,
+        latency_s: float = 0.0,
+    ) -> None:
+        # user ID → IANA time zone; unknown users get "user_not_found".
+        self.users = dict(users or {})
+        self.usergroups = {key: list(value) for key, value in (usergroups or {}).items()}
+        self.token = token  # when set, calls with another bearer token get invalid_auth
+        # e.g. "not_allowed_token_type": how Slack answers outside an assistant thread.
+        self.set_status_error = set_status_error
+        self.latency_s = latency_s  # every API call waits this long (benchmarks)
+        self.calls: list[Call] = []
+        self.messages: list[Message] = []
+        self.files: dict[str, UploadedFile] = {}
+        self.rate_limited: list[str] = []  # methods answered with 429
+        self._rate_limits: dict[str, deque[int]] = {}
+        self._failures: dict[str, deque[str]] = {}
+        self._ts = itertools.count(1)
+        self._file_ids = itertools.count(1)
+        self._changed = asyncio.Event()
+        # Socket Mode: connected clients, and the envelope ids they acknowledged.
+        self.sockets: list[web.WebSocketResponse] = []
+        self.socket_acks: list[JsonObject] = []
+        self._envelopes = itertools.count(1)
+        self._runner: web.AppRunner | None = None
+        self._port = 0
+
+    # -- scripting ----------------------------------------------------------------------
+    def rate_limit_next(self, method: str, retry_after_s: int = 1) -> None:
+        """The next call of `method` gets HTTP 429 with Retry-After."""
+        self._rate_limits.setdefault(method, deque()).append(retry_after_s)
+
+    def fail_next(self, method: str, error: str) -> None:
+        """The next call of `method` answers {"ok": false, "error": error}."""
+        self._failures.setdefault(method, deque()).append(error)
+
+    # -- what the app sent --------------------------------------------------------------
+    def calls_to(self, method: str) -> list[Call]:
+        """Calls of `method` that were answered (429s left out)."""
+        return [c for c in self.calls if c.method == method and not c.rate_limited]
+
+    def thread(self, channel: str, thread_ts: str) -> list[Message]:
+        """Messages the app posted (not deleted, not ephemeral) in one thread, in order."""
+        return [
+            m
+            for m in self.messages
+            if m.channel == channel
+            and m.thread_ts == thread_ts
+            and not m.deleted
+            and m.ephemeral_to is None
+        ]
+
+    def ephemerals(self, user: str | None = None) -> list[Message]:
+        return [
+            m
+            for m in self.messages
+            if m.ephemeral_to is not None and (user is None or m.ephemeral_to == user)
+        ]
+
+    def message(self, channel: str, ts: str) -> Message:
+        for m in self.messages:
+            if m.channel == channel and m.ts == ts and m.ephemeral_to is None:
+                return m
+        raise KeyError((channel, ts))
+
+    def files_in(self, channel: str, thread_ts: str) -> list[UploadedFile]:
+        return [f for f in self.files.values() if f.channel == channel and f.thread_ts == thread_ts]
+
+    async def wait_for(self, predicate: Callable[[], Any], within_s: float = 10.0) -> Any:
+        """Wait until `predicate()` is truthy (checked after every call); return its value."""
+        deadline = time.monotonic() + within_s
+        while True:
+            value = predicate()
+            if value:
+                return value
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise TimeoutError(f"fake Slack: condition not met within {within_s} s")
+            self._changed.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), min(remaining, 0.25))
+
+    # -- lifecycle ----------------------------------------------------------------------
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._port}"
+
+    @property
+    def api_url(self) -> str:
+        """The Web API base URL for `AsyncWebClient(base_url=…)` (ends with a slash)."""
+        return f"{self.url}/api/"
+
+    async def start(self) -> FakeSlack:
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/api/{method}", self._api)
+        app.router.add_get("/api/{method}", self._api)
+        app.router.add_post("/upload/{file_id}", self._upload)
+        app.router.add_get("/socket", self._socket)
+        self._runner = web.AppRunner(app, access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeSlack:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    # -- the endpoints ------------------------------------------------------------------
+    async def _arguments(self, request: web.Request) -> JsonObject:
+        args: JsonObject = dict(request.query)
+        if request.can_read_body:
+            if request.content_type == "application/json":
+                args.update(await request.json())
+            else:
+                args.update(dict(await request.post()))
+        for name in ("blocks", "files", "attachments"):
+            if isinstance(args.get(name), str):
+                with contextlib.suppress(ValueError):
+                    args[name] = json.loads(args[name])
+        return args
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        args = await self._arguments(request)
+        authorization = request.headers.get("Authorization", "")
+        token = authorization.removeprefix("Bearer ") or args.pop("token", None)
+        self.calls.append(Call(method, args, token))
+        try:
+            if self.latency_s:
+                await asyncio.sleep(self.latency_s)
+            limits = self._rate_limits.get(method)
+            if limits:
+                self.rate_limited.append(method)
+                self.calls[-1].rate_limited = True
+                return web.json_response(
+                    {"ok": False, "error": "ratelimited"},
+                    status=429,
+                    headers={"Retry-After": str(limits.popleft())},
+                )
+            app_token = method == "apps.connections.open" and str(token).startswith("xapp-")
+            if self.token is not None and token != self.token and not app_token:
+                return web.json_response({"ok": False, "error": "invalid_auth"})
+            failures = self._failures.get(method)
+            if failures:
+                return web.json_response({"ok": False, "error": failures.popleft()})
+            handler = _HANDLERS.get(method)
+            if handler is None:
+                return web.json_response({"ok": False, "error": "unknown_method"})
+            return web.json_response({"ok": True, **handler(self, args)})
+        finally:
+            self._changed.set()
+
+    async def _upload(self, request: web.Request) -> web.Response:
+        file_id = request.match_info["file_id"]
+        uploaded = self.files.get(file_id)
+        if uploaded is None:
+            return web.Response(status=404, text="unknown upload")
+        uploaded.content = await request.read()
+        self.calls.append(
+            Call("upload", {"file_id": file_id, "bytes": len(uploaded.content)}, None)
+        )
+        self._changed.set()
+        return web.Response(text=f"OK - {len(uploaded.content)}")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        """Socket Mode: say hello, then collect the client's acknowledgements."""
+        socket = web.WebSocketResponse(autoping=True)
+        await socket.prepare(request)
+        self.sockets.append(socket)
+        self._changed.set()
+        await socket.send_json({"type": "hello", "num_connections": 1})
+        async for message in socket:
+            if message.type == WSMsgType.TEXT:
+                self.socket_acks.append(json.loads(message.data))
+                self._changed.set()
+        self.sockets.remove(socket)
+        return socket
+
+    async def push(self, kind: str, payload: JsonObject) -> str:
+        """Send an envelope (kind: events_api, interactive) to the connected Socket Mode
+        client; returns its envelope id."""
+        envelope_id = f"envelope-{next(self._envelopes)}"
+        envelope = {
+            "envelope_id": envelope_id,
+            "type": kind,
+            "payload": payload,
+            "accepts_response_payload": kind != "events_api",
+            "retry_attempt": 0,
+            "retry_reason": "",
+        }
+        await self.sockets[-1].send_json(envelope)
+        return envelope_id
+
+    # -- methods ------------------------------------------------------------------------
+    def _next_ts(self) -> str:
+        return f"{1_700_000_000 + next(self._ts)}.000100"
+
+    def _auth_test(self, args: JsonObject) -> JsonObject:
+        return {
+            "url": "https://fake.slack.com/",
+            "team": "Fake Team",
+            "user": "dbagent",
+            "team_id": TEAM_ID,
+            "user_id": BOT_USER_ID,
+            "bot_id": BOT_ID,
+            "is_enterprise_install": False,
+        }
+
+    def _post_message(self, args: JsonObject) -> JsonObject:
+        message = Message(
+            channel=args["channel"],
+            ts=self._next_ts(),
+            text=args.get("text") or "",
+            blocks=args.get("blocks") or [],
+            thread_ts=args.get("thread_ts"),
+        )
+        self.messages.append(message)
+        payload = {"text": message.text, "blocks": message.blocks, "ts": message.ts}
+        return {"channel": message.channel, "ts": message.ts, "message": payload}
+
+    def _existing(self, args: JsonObject) -> Message:
+        try:
+            return self.message(args["channel"], args["ts"])
+        except KeyError:
+            raise _Failure("message_not_found") from None
+
+    def _update(self, args: JsonObject) -> JsonObject:
+        message = self._existing(args)
+        message.text = args.get("text") or message.text
+        if "blocks" in args:
+            message.blocks = args["blocks"] or []
+        message.edits += 1
+        return {"channel": message.channel, "ts": message.ts, "text": message.text}
+
+    def _delete(self, args: JsonObject) -> JsonObject:
+        message = self._existing(args)
+        message.deleted = True
+        return {"channel": message.channel, "ts": message.ts}
+
+    def _post_ephemeral(self, args: JsonObject) -> JsonObject:
+        message = Message(
+            channel=args["channel"],
+            ts=self._next_ts(),
+            text=args.get("text") or "",
+            blocks=args.get("blocks") or [],
+            thread_ts=args.get("thread_ts"),
+            ephemeral_to=args["user"],
+        )
+        self.messages.append(message)
+        return {"message_ts": message.ts}
+
+    def _get_upload_url(self, args: JsonObject) -> JsonObject:
+        file_id = f"F{next(self._file_ids):08d}"
+        self.files[file_id] = UploadedFile(
+            id=file_id,
+            filename=args["filename"],
+            length=int(args["length"]),
+            snippet_type=args.get("snippet_type"),
+        )
+        return {"upload_url": f"{self.url}/upload/{file_id}", "file_id": file_id}
+
+    def _complete_upload(self, args: JsonObject) -> JsonObject:
+        shared = []
+        for entry in args["files"]:
+            uploaded = self.files[entry["id"]]
+            uploaded.title = entry.get("title")
+            uploaded.channel = args.get("channel_id")
+            uploaded.thread_ts = args.get("thread_ts")
+            uploaded.initial_comment = args.get("initial_comment")
+            shared.append({"id": uploaded.id, "title": uploaded.title, "name": uploaded.filename})
+        if args.get("channel_id"):
+            # Sharing posts a message holding the files; blocks are ignored with a comment.
+            comment = args.get("initial_comment")
+            message = Message(
+                channel=args["channel_id"],
+                ts=self._next_ts(),
+                text=comment or "",
+                blocks=[] if comment else list(args.get("blocks") or []),
+                thread_ts=args.get("thread_ts"),
+                files=[entry["id"] for entry in args["files"]],
+            )
+            self.messages.append(message)
+        return {"files": shared}
+
+    def _usergroup_members(self, args: JsonObject) -> JsonObject:
+        group = args["usergroup"]
+        if group not in self.usergroups:
+            raise _Failure("no_such_subteam")
+        return {"users": self.usergroups[group]}
+
+    def _users_info(self, args: JsonObject) -> JsonObject:
+        user = args["user"]
+        if user not in self.users:
+            raise _Failure("user_not_found")
+        name = user.lower()
+        return {
+            "user": {
+                "id": user,
+                "name": name,
+                "real_name": f"Person {user}",
+                "tz": self.users[user],
+                "profile": {"display_name": name, "real_name": f"Person {user}"},
+            }
+        }
+
+    def _set_status(self, args: JsonObject) -> JsonObject:
+        if self.set_status_error:
+            raise _Failure(self.set_status_error)
+        return {}
+
+    def _nothing(self, args: JsonObject) -> JsonObject:
+        return {}
+
+    def _connections_open(self, args: JsonObject) -> JsonObject:
+        return {"url": f"ws://127.0.0.1:{self._port}/socket"}
+
+    def _conversation_info(self, args: JsonObject) -> JsonObject:
+        channel = args["channel"]
+        return {"channel": {"id": channel, "is_im": channel.startswith("D")}}
+
+
+class _Failure(Exception):
+    def __init__(self, error: str) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _safely(handler: Callable[[FakeSlack, JsonObject], JsonObject]) -> Any:
+    def run(server: FakeSlack, args: JsonObject) -> JsonObject:
+        try:
+            return handler(server, args)
+        except _Failure as failure:
+            return {"ok": False, "error": failure.error}
+        except KeyError as missing:
+            return {"ok": False, "error": f"missing_or_unknown:{missing}"}
+
+    return run
+
+
+_HANDLERS: dict[str, Callable[[FakeSlack, JsonObject], JsonObject]] = {
+    name: _safely(handler)
+    for name, handler in {
+        "auth.test": FakeSlack._auth_test,
+        "chat.postMessage": FakeSlack._post_message,
+        "chat.update": FakeSlack._update,
+        "chat.delete": FakeSlack._delete,
+        "chat.postEphemeral": FakeSlack._post_ephemeral,
+        "files.getUploadURLExternal": FakeSlack._get_upload_url,
+        "files.completeUploadExternal": FakeSlack._complete_upload,
+        "usergroups.users.list": FakeSlack._usergroup_members,
+        "users.info": FakeSlack._users_info,
+        "assistant.threads.setStatus": FakeSlack._set_status,
+        "reactions.add": FakeSlack._nothing,
+        "reactions.remove": FakeSlack._nothing,
+        "conversations.info": FakeSlack._conversation_info,
+        "apps.connections.open": FakeSlack._connections_open,
+    }.items()
+}
+
+
+@pytest.fixture
+async def fake_slack() -> AsyncIterator[FakeSlack]:
+    """A started fake Slack with one user in Europe/Paris; import it into a conftest."""
+    server = FakeSlack(users={"U0ASKER": "Europe/Paris"})
+    await server.start()
+    yield server
+    await server.stop()

@@ -1,0 +1,375 @@
+"""The Slack app under test: the real Bolt app and slack_sdk client, served over HTTP on a
+random port, talking to the fake Slack Web API, the fake model server and the real MariaDB.
+
+Tests send signed Events API and interactivity requests (`SlackHarness.mention`, `.dm`,
+`.reply`, `.click`) and read what the app did from the fake Slack.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import hmac
+import itertools
+import json
+import logging
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlencode
+
+import aiohttp
+import asyncmy
+import pytest
+from aiohttp import web
+from slack_bolt.async_app import AsyncApp
+
+from bot.agent import Agent, Skills, build_model_client
+from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
+from bot.db import DatabaseRegistry
+from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.server import EVENTS_PATH, build_web_app
+from bot.state.store import StateStore
+from tests.fakes.model_server import FakeModelServer
+from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message
+
+# asyncmy logs server notes such as "database exists" for CREATE … IF NOT EXISTS.
+logging.getLogger("asyncmy").setLevel(logging.ERROR)
+
+SCHEMA = "dbagent_t_slack"
+STAGING = "shop-staging"
+PRODUCTION = "shop-prod"
+SIGNING_SECRET = "test-signing-secret"
+BOT_TOKEN = "xoxb-test-token"
+
+ASKER = "U0ASKER"
+APPROVER = "U0APPROVER"
+GROUP = "S0ONCALL"
+GROUP_MEMBER = "U0ONCALL"
+BYSTANDER = "U0BYSTANDER"
+CHANNEL = "C0SHOP"
+DM = "D0ASKER"
+AUDIT_CHANNEL = "C0AUDIT"
+
+SHOP = [
+    f"CREATE DATABASE IF NOT EXISTS {SCHEMA}",
+    f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.orders (
+        id INT PRIMARY KEY,
+        customer VARCHAR(100) NOT NULL,
+        status VARCHAR(20) NOT NULL,
+        total DECIMAL(10,2) NOT NULL
+    ) COMMENT='one row per order'""",
+    f"DELETE FROM {SCHEMA}.orders",
+    f"INSERT INTO {SCHEMA}.orders VALUES (10, 'Ada', 'paid', 20.00), "
+    "(11, 'Ada & Co <ltd>', 'pending', 5.50), (12, 'Linus', 'pending', 12.00), "
+    "(13, '=HYPERLINK(\"x\")', 'shipped', 99.99)",
+]
+
+
+async def run_sql(url: str, statements: list[str]) -> list[tuple[Any, ...]]:
+    """Run statements behind the bot's back; returns the last one's rows."""
+    target = ConnectionTarget.parse(url)
+    connection = await asyncmy.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password.get_secret_value(),
+        autocommit=True,
+    )
+    rows: list[tuple[Any, ...]] = []
+    try:
+        async with connection.cursor() as cursor:
+            for statement in statements:
+                await cursor.execute(statement)
+                rows = list(await cursor.fetchall() or [])
+    finally:
+        connection.close()
+    return rows
+
+
+@pytest.fixture
+async def shop_url(mysql_url: str) -> str:
+    await run_sql(mysql_url, SHOP)
+    target = ConnectionTarget.parse(mysql_url)
+    password = target.password.get_secret_value()
+    credentials = f"{target.user}:{password}" if password else target.user
+    return f"mysql://{credentials}@{target.host}:{target.port}/{SCHEMA}"
+
+
+@pytest.fixture
+async def slack() -> AsyncIterator[FakeSlack]:
+    server = FakeSlack(
+        users={
+            ASKER: "Europe/Paris",
+            APPROVER: "America/New_York",
+            GROUP_MEMBER: "Asia/Tokyo",
+            BYSTANDER: "UTC",
+        },
+        usergroups={GROUP: [GROUP_MEMBER]},
+        token=BOT_TOKEN,
+        set_status_error="not_allowed_token_type",
+    )
+    async with server:
+        yield server
+
+
+@pytest.fixture
+async def model() -> AsyncIterator[FakeModelServer]:
+    async with FakeModelServer(api_key="test-key") as server:
+        yield server
+
+
+def signed_headers(body: str, *, secret: str = SIGNING_SECRET, at: int | None = None) -> dict:
+    timestamp = str(int(time.time()) if at is None else at)
+    base = f"v0:{timestamp}:{body}".encode()
+    signature = "v0=" + hmac.new(secret.encode(), base, hashlib.sha256).hexdigest()
+    return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature}
+
+
+@dataclass
+class Sent:
+    status: int
+    text: str
+
+
+class SlackHarness:
+    """One running bot (Bolt app + agent + state) behind an HTTP port."""
+
+    _ts = itertools.count(1)
+    _event_ids = itertools.count(1)
+
+    def __init__(
+        self, slack: FakeSlack, model: FakeModelServer, shop_url: str, state_dir: Path
+    ) -> None:
+        self.slack = slack
+        self.model = model
+        self.shop_url = shop_url
+        self.state_dir = state_dir
+        self.settings = Settings(
+            slack_bot_token=BOT_TOKEN,
+            slack_signing_secret=SIGNING_SECRET,
+            slack_api_url=slack.api_url,
+            openai_base_url=model.url,
+            openai_api_key="test-key",
+            openai_model="fake-model",
+            databases=[
+                DatabaseConfig(name=STAGING, url=shop_url, environment="staging"),
+                DatabaseConfig(name=PRODUCTION, url=shop_url, environment="production"),
+            ],
+            approvals={"approvers": [APPROVER, GROUP], "audit_channel": AUDIT_CHANNEL},
+            channels={"C0ASKONLY": "ask"},
+            limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
+        )
+        self.store: StateStore | None = None
+        self.registry: DatabaseRegistry | None = None
+        self.session: aiohttp.ClientSession | None = None
+        self.app: AsyncApp | None = None
+        self.agent: Agent | None = None
+        self._runner: web.AppRunner | None = None
+        self.url = ""
+
+    async def start(self) -> SlackHarness:
+        self.store = await StateStore.open(self.state_dir)
+        self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
+        self.agent = Agent(
+            settings=self.settings,
+            store=self.store,
+            databases=self.registry,
+            model=build_model_client(self.settings),
+            skills=Skills.load(),
+        )
+        await self.agent.recover()
+        self.session = aiohttp.ClientSession()
+        client = make_client(self.settings, session=self.session)
+        self.app = build_app(self.settings, self.agent, self.store, client)
+        self._runner = web.AppRunner(build_web_app(self.app), access_log=None)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    async def stop(self) -> None:
+        if self.app is not None:
+            await services_of_app(self.app).queues.drain()
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self.session is not None:
+            await self.session.close()
+        if self.registry is not None:
+            await self.registry.close()
+        if self.store is not None:
+            await self.store.close()
+        self.app = self._runner = self.session = self.registry = self.store = None
+
+    async def idle(self) -> None:
+        """Wait until every queued run has finished."""
+        assert self.app is not None
+        await services_of_app(self.app).queues.drain()
+
+    # -- sending ------------------------------------------------------------------------
+    @classmethod
+    def new_ts(cls) -> str:
+        return f"{1_800_000_000 + next(cls._ts)}.000200"
+
+    async def post(self, body: str, content_type: str, headers: dict | None = None) -> Sent:
+        headers = {"Content-Type": content_type, **(headers or signed_headers(body))}
+        async with (
+            aiohttp.ClientSession() as http,
+            http.post(self.url + EVENTS_PATH, data=body.encode(), headers=headers) as response,
+        ):
+            return Sent(response.status, await response.text())
+
+    async def send_event(
+        self, event: dict[str, Any], *, event_id: str | None = None, retry: int = 0
+    ) -> Sent:
+        envelope = {
+            "token": "legacy-token",
+            "team_id": TEAM_ID,
+            "api_app_id": "A0DBAGENT",
+            "event": event,
+            "type": "event_callback",
+            "event_id": event_id or f"Ev{next(self._event_ids):010d}",
+            "event_time": int(time.time()),
+            "authorizations": [{"team_id": TEAM_ID, "user_id": BOT_USER_ID, "is_bot": True}],
+        }
+        body = json.dumps(envelope)
+        headers = signed_headers(body)
+        if retry:
+            headers.update({"X-Slack-Retry-Num": str(retry), "X-Slack-Retry-Reason": "timeout"})
+        return await self.post(body, "application/json", headers)
+
+    async def mention(
+        self,
+        text: str,
+        *,
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        channel: str = CHANNEL,
+        user: str = ASKER,
+        event_id: str | None = None,
+    ) -> tuple[str, Sent]:
+        """`@dbagent text` in a channel; returns (the thread's ts, the response)."""
+        ts = ts or self.new_ts()
+        event = {
+            "type": "app_mention",
+            "user": user,
+            "text": f"<@{BOT_USER_ID}> {text}",
+            "ts": ts,
+            "channel": channel,
+            "event_ts": ts,
+        }
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return thread_ts or ts, await self.send_event(event, event_id=event_id)
+
+    async def message(
+        self,
+        text: str,
+        *,
+        channel: str = CHANNEL,
+        channel_type: str = "channel",
+        ts: str | None = None,
+        thread_ts: str | None = None,
+        user: str = ASKER,
+        **extra: Any,
+    ) -> tuple[str, Sent]:
+        ts = ts or self.new_ts()
+        event: dict[str, Any] = {
+            "type": "message",
+            "channel": channel,
+            "channel_type": channel_type,
+            "user": user,
+            "text": text,
+            "ts": ts,
+            "event_ts": ts,
+            **extra,
+        }
+        if thread_ts:
+            event["thread_ts"] = thread_ts
+        return thread_ts or ts, await self.send_event(event)
+
+    async def dm(self, text: str, **kwargs: Any) -> tuple[str, Sent]:
+        return await self.message(text, channel=DM, channel_type="im", **kwargs)
+
+    async def click(self, action_id: str, card: Message, *, user: str) -> Sent:
+        """Click a button of `card` (an approval card the fake Slack holds)."""
+        button = next(
+            element
+            for block in card.blocks
+            if block.get("type") == "actions"
+            for element in block["elements"]
+            if element["action_id"] == action_id
+        )
+        return await self.click_value(action_id, button["value"], card, user=user)
+
+    async def click_value(self, action_id: str, value: str, card: Message, *, user: str) -> Sent:
+        payload = {
+            "type": "block_actions",
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
+            "api_app_id": "A0DBAGENT",
+            "token": "legacy-token",
+            "container": {
+                "type": "message",
+                "message_ts": card.ts,
+                "channel_id": card.channel,
+                "is_ephemeral": False,
+                "thread_ts": card.thread_ts,
+            },
+            "trigger_id": "1.2.3",
+            "team": {"id": TEAM_ID, "domain": "fake"},
+            "channel": {"id": card.channel, "name": "shop"},
+            "message": {
+                "type": "message",
+                "ts": card.ts,
+                "thread_ts": card.thread_ts,
+                "text": card.text,
+                "blocks": card.blocks,
+            },
+            "actions": [
+                {
+                    "action_id": action_id,
+                    "block_id": "approval",
+                    "value": value,
+                    "type": "button",
+                    "action_ts": str(time.time()),
+                }
+            ],
+        }
+        body = urlencode({"payload": json.dumps(payload)})
+        return await self.post(body, "application/x-www-form-urlencoded")
+
+    # -- reading ------------------------------------------------------------------------
+    def thread(self, thread_ts: str, channel: str = CHANNEL) -> list[Message]:
+        return self.slack.thread(channel, thread_ts)
+
+    def texts(self, thread_ts: str, channel: str = CHANNEL) -> list[str]:
+        return [m.text for m in self.thread(thread_ts, channel)]
+
+    def cards(self, thread_ts: str, channel: str = CHANNEL) -> list[Message]:
+        return [
+            m
+            for m in self.thread(thread_ts, channel)
+            if any(b.get("block_id") == "approval" for b in m.blocks)
+            or m.text.startswith(("Approval needed", "Approved", "Denied"))
+        ]
+
+    async def wait_for_card(self, thread_ts: str, channel: str = CHANNEL) -> Message:
+        """The thread's approval card as people saw it when posted (a snapshot: clicks
+        replay it even after the bot has updated the card)."""
+        cards = await self.slack.wait_for(lambda: self.cards(thread_ts, channel))
+        await self.idle()
+        return copy.deepcopy(cards[0])
+
+
+@pytest.fixture
+async def harness(
+    slack: FakeSlack, model: FakeModelServer, shop_url: str, tmp_path: Path
+) -> AsyncIterator[SlackHarness]:
+    bot = SlackHarness(slack, model, shop_url, tmp_path / "state")
+    await bot.start()
+    yield bot
+    await bot.stop()

@@ -1,0 +1,238 @@
+"""Writes: the approval card, who may click it, the first decision winning, and restarts."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+
+from tests.fakes.model_server import call, calls, say
+from tests.fakes.slack_server import Message
+from tests.slack.conftest import (
+    APPROVER,
+    ASKER,
+    AUDIT_CHANNEL,
+    BYSTANDER,
+    CHANNEL,
+    GROUP_MEMBER,
+    PRODUCTION,
+    SCHEMA,
+    STAGING,
+    SlackHarness,
+    run_sql,
+)
+
+MARK_PAID = "UPDATE orders SET status = 'paid' WHERE id = 11"
+BUMP = "UPDATE orders SET total = total + 1 WHERE id = 12"
+
+
+def write(sql: str = MARK_PAID, database: str = STAGING):
+    return calls(call("execute_query", {"database": database, "sql": sql}))
+
+
+async def column(harness: SlackHarness, name: str, order_id: int) -> object:
+    rows = await run_sql(
+        harness.shop_url, [f"SELECT {name} FROM {SCHEMA}.orders WHERE id = {order_id}"]
+    )
+    return rows[0][0]
+
+
+def shown(message: Message) -> str:
+    return json.dumps(message.blocks)
+
+
+def has_buttons(message: Message) -> bool:
+    return any(block.get("type") == "actions" for block in message.blocks)
+
+
+async def answered(harness: SlackHarness, thread_ts: str, text: str) -> list[str]:
+    await harness.slack.wait_for(lambda: any(text in t for t in harness.texts(thread_ts)))
+    await harness.idle()
+    return harness.texts(thread_ts)
+
+
+async def test_a_write_runs_once_after_an_approver_clicks(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Order 11 is now paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    assert MARK_PAID in shown(card) and f"<@{ASKER}>" in shown(card)
+    assert "staging" in shown(card) and "write" in shown(card)
+    assert await column(harness, "status", 11) == "pending"
+
+    # Someone who is not an approver: told privately, nothing changes.
+    sent = await harness.click("approve_once", card, user=BYSTANDER)
+    assert sent.status == 200
+    (refusal,) = await slack.wait_for(lambda: slack.ephemerals(BYSTANDER))
+    assert "approvers" in refusal.text and refusal.thread_ts == thread_ts
+    await harness.idle()
+    assert slack.message(CHANNEL, card.ts).edits == 0
+    assert await column(harness, "status", 11) == "pending"
+
+    # An approver: it runs, the card says so, the answer arrives.
+    await harness.click("approve_once", card, user=APPROVER)
+    texts = await answered(harness, thread_ts, "Order 11 is now paid.")
+    assert await column(harness, "status", 11) == "paid"
+    decided = slack.message(CHANNEL, card.ts)
+    assert decided.edits == 1 and not has_buttons(decided)
+    assert "Approved once" in shown(decided) and f"<@{APPROVER}>" in shown(decided)
+    assert "1 row" in shown(decided)
+    assert texts[-1] == "Order 11 is now paid."
+    assert json.loads(harness.model.new_tool_results()[0])["affected_rows"] == 1
+
+    # One audit line: who asked, who approved, where, the outcome.
+    (audit,) = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
+    for part in (f"<@{ASKER}>", f"<@{APPROVER}>", STAGING, "1 row"):
+        assert part in audit.text
+
+
+async def test_members_of_an_approver_group_may_approve(harness: SlackHarness) -> None:
+    harness.model.script(write(), say("Paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_once", card, user=GROUP_MEMBER)
+    await answered(harness, thread_ts, "Paid.")
+    assert await column(harness, "status", 11) == "paid"
+
+
+async def test_a_double_click_runs_the_write_once(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(BUMP), say("Bumped."), say("Bumped twice?!"))
+    thread_ts, _ = await harness.mention("add one to order 12")
+    card = await harness.wait_for_card(thread_ts)
+    await asyncio.gather(
+        harness.click("approve_once", card, user=APPROVER),
+        harness.click("approve_once", card, user=GROUP_MEMBER),
+        harness.click("approve_thread", card, user=APPROVER),
+    )
+    await answered(harness, thread_ts, "Bumped.")
+    await slack.wait_for(lambda: len(slack.ephemerals()) == 2)
+    assert str(await column(harness, "total", 12)) == "13.00"
+    assert slack.message(CHANNEL, card.ts).edits == 1
+    assert all("no longer pending" in m.text for m in slack.ephemerals())
+    assert len(harness.model.requests) == 2
+
+    # A replay of the click later does nothing either.
+    await harness.click("approve_once", card, user=APPROVER)
+    await slack.wait_for(lambda: len(slack.ephemerals()) == 3)
+    await harness.idle()
+    assert str(await column(harness, "total", 12)) == "13.00"
+
+
+async def test_a_deny_does_not_run_the_write(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Understood, I left order 11 alone."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("deny", card, user=BYSTANDER)  # not an approver: refused
+    await slack.wait_for(lambda: slack.ephemerals(BYSTANDER))
+    await harness.click("deny", card, user=APPROVER)
+    await answered(harness, thread_ts, "left order 11 alone")
+    assert await column(harness, "status", 11) == "pending"
+    decided = slack.message(CHANNEL, card.ts)
+    assert "Denied" in shown(decided) and not has_buttons(decided)
+    assert "denied by" in harness.model.new_tool_results()[0]
+    assert [m for m in slack.messages if m.channel == AUDIT_CHANNEL] == []
+
+
+async def test_the_sql_that_runs_comes_from_the_stored_approval_not_the_click(
+    harness: SlackHarness,
+) -> None:
+    harness.model.script(write(), say("Paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    forged = copy.deepcopy(card)
+    forged.text = "DROP TABLE orders"
+    for block in forged.blocks:
+        if block.get("type") == "section" and "text" in block:
+            block["text"]["text"] = "```\nDROP TABLE orders\n```"
+    await harness.click("approve_once", forged, user=APPROVER)
+    await answered(harness, thread_ts, "Paid.")
+    assert await column(harness, "status", 11) == "paid"  # the table is still there
+
+
+async def test_an_unknown_approval_id_does_nothing(harness: SlackHarness) -> None:
+    harness.model.script(write(), say("never"))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click_value("approve_once", "not-a-real-id", card, user=APPROVER)
+    await harness.slack.wait_for(lambda: harness.slack.ephemerals(APPROVER))
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+    assert harness.slack.message(CHANNEL, card.ts).edits == 0
+
+
+async def test_an_approval_survives_a_restart(harness: SlackHarness) -> None:
+    harness.model.script(write(), say("Paid after the restart."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.stop()
+
+    restarted = SlackHarness(harness.slack, harness.model, harness.shop_url, harness.state_dir)
+    await restarted.start()
+    try:
+        await restarted.click("approve_once", card, user=APPROVER)
+        await answered(restarted, thread_ts, "Paid after the restart.")
+        assert await column(restarted, "status", 11) == "paid"
+        assert "Approved once" in shown(restarted.slack.message(CHANNEL, card.ts))
+        # The thread is still known after the restart: a reply needs no mention.
+        restarted.model.script(say("Still here."))
+        await restarted.message("thanks", thread_ts=thread_ts)
+        await answered(restarted, thread_ts, "Still here.")
+    finally:
+        await restarted.stop()
+
+
+async def test_a_production_write_is_refused_without_a_card(harness: SlackHarness) -> None:
+    harness.model.script(
+        write(database=PRODUCTION), say("I can't change production; here is the SQL.")
+    )
+    thread_ts, _ = await harness.mention("mark order 11 as paid on prod")
+    await answered(harness, thread_ts, "can't change production")
+    assert harness.cards(thread_ts) == []
+    assert harness.model.new_tool_results()[0].startswith("Blocked")
+    assert await column(harness, "status", 11) == "pending"
+
+
+async def test_approve_for_this_thread_lets_the_same_sql_run_again(harness: SlackHarness) -> None:
+    harness.model.script(write(BUMP), say("Bumped once."), write(BUMP), say("Bumped again."))
+    thread_ts, _ = await harness.mention("add one to order 12")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_thread", card, user=APPROVER)
+    await answered(harness, thread_ts, "Bumped once.")
+    assert "Approved for this thread" in shown(harness.slack.message(CHANNEL, card.ts))
+    await harness.message("once more please", thread_ts=thread_ts)
+    await answered(harness, thread_ts, "Bumped again.")
+    assert len(harness.cards(thread_ts)) == 1
+    assert str(await column(harness, "total", 12)) == "14.00"
+
+
+async def test_long_sql_is_cut_in_the_card_and_attached_in_full(harness: SlackHarness) -> None:
+    ids = ", ".join(str(i) for i in range(11, 1_500))
+    long_sql = f"UPDATE orders SET status = 'paid' WHERE id IN ({ids})"
+    harness.model.script(write(long_sql), say("Denied, fine."))
+    thread_ts, _ = await harness.mention("mark them all paid")
+    card = await harness.wait_for_card(thread_ts)
+    assert "attached" in shown(card) and ids not in shown(card)
+    (attached,) = harness.slack.files_in(CHANNEL, thread_ts)
+    assert attached.text == long_sql
+    await harness.click("deny", card, user=APPROVER)
+    await answered(harness, thread_ts, "Denied, fine.")
+
+
+async def test_a_newer_message_closes_the_card_it_replaces(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Fine, I won't change anything."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.message("actually, don't", thread_ts=thread_ts)
+    await answered(harness, thread_ts, "won't change anything")
+    closed = slack.message(CHANNEL, card.ts)
+    assert "No longer pending" in shown(closed) and not has_buttons(closed)
+    assert "superseded" in harness.model.new_tool_results()[0]
+
+    await harness.click("approve_once", card, user=APPROVER)
+    (note,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "no longer pending" in note.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"

@@ -1,0 +1,54 @@
+"""Query results in the thread: a preview table and the rows as a CSV attachment."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from tests.fakes.model_server import call, calls, say
+from tests.slack.conftest import CHANNEL, STAGING, SlackHarness
+
+
+async def test_results_come_as_a_preview_and_a_csv_in_the_thread(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(
+        calls(
+            call("execute_query", {"database": STAGING, "sql": "SELECT * FROM orders ORDER BY id"})
+        ),
+        say("Four orders, see the table."),
+    )
+    thread_ts, _ = await harness.mention("show me the orders")
+    await slack.wait_for(lambda: slack.files_in(CHANNEL, thread_ts))
+    await harness.idle()
+    answer, preview = harness.thread(thread_ts)
+    assert answer.text == "Four orders, see the table."
+    table = preview.blocks[0]["text"]["text"]
+    assert f"*{STAGING}* — 4 rows" in table and "Ada &amp; Co &lt;ltd&gt;" in table
+
+    (attached,) = slack.files_in(CHANNEL, thread_ts)
+    assert preview.files == [attached.id]  # one message: the table, with the CSV attached
+    assert attached.title == f"{STAGING} — 4 rows"
+    assert attached.filename.endswith(".csv")
+    rows = list(csv.reader(io.StringIO(attached.text)))
+    assert rows == [
+        ["id", "customer", "status", "total"],
+        ["10", "Ada", "paid", "20.00"],
+        ["11", "Ada & Co <ltd>", "pending", "5.50"],
+        ["12", "Linus", "pending", "12.00"],
+        ["13", '\'=HYPERLINK("x")', "shipped", "99.99"],
+    ]
+
+
+async def test_a_truncated_result_is_marked(harness: SlackHarness) -> None:
+    slack = harness.slack
+    sql = "SELECT id FROM orders ORDER BY id"
+    harness.model.script(
+        calls(call("execute_query", {"database": STAGING, "sql": sql, "limit": 2})),
+        say("Here are two."),
+    )
+    thread_ts, _ = await harness.mention("two orders")
+    (attached,) = await slack.wait_for(lambda: slack.files_in(CHANNEL, thread_ts))
+    await harness.idle()
+    assert attached.title == f"{STAGING} — 2 rows (truncated)"
+    assert attached.text.split() == ["id", "10", "11"]
+    assert "truncated" in harness.thread(thread_ts)[1].blocks[0]["text"]["text"]
