@@ -9,7 +9,7 @@ import time
 import pytest
 
 from bot.db import Database, DbError
-from tests.db.support import running_queries, server_rows, wait_until_gone, wait_until_running
+from tests.db.support import server_rows, wait_until_gone, wait_until_running
 
 # A statement the classifier misjudged as read-only, sent straight down the read-only path.
 # One row per case: (sql, what the server says, why it matters).
@@ -105,7 +105,7 @@ async def test_a_runaway_statement_times_out_and_is_killed_on_the_server(
 
     assert timed_out.value.message == "statement timed out after 1.0 s (killed on the server)"
     assert 0.9 <= elapsed < 1.8
-    assert await running_queries(shop_url, "runaway_sleep") == []
+    assert await wait_until_gone(shop_url, "runaway_sleep", within_s=1.0) == []
 
 
 async def test_the_server_enforces_its_own_statement_limit_too(shop: Database) -> None:
@@ -130,7 +130,7 @@ async def test_cancelling_the_task_kills_the_query_on_the_server(
     with pytest.raises(asyncio.CancelledError):
         await running
 
-    assert await running_queries(shop_url, "cancelled_sleep") == []
+    assert await wait_until_gone(shop_url, "cancelled_sleep", within_s=1.0) == []
 
 
 async def test_a_capped_result_is_not_read_to_its_end(shop: Database, shop_url: str) -> None:
@@ -179,4 +179,4 @@ async def test_a_capped_statement_mid_run_leaves_the_connection_usable_for_the_n
     assert first is not None and capped is not None and last is not None
     assert capped.rows == ((1,), (2,), (3,)) and capped.truncated
     assert first.rows == last.rows  # the same connection, the same transaction
-    assert await running_queries(shop_url, "mid_run_endless") == []
+    assert await wait_until_gone(shop_url, "mid_run_endless", within_s=1.0) == []
