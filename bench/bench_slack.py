@@ -383,6 +383,8 @@ async def main(argv: list[str] | None = None) -> int:
     )
     print(f"  bot's own time, single turns  {describe(single_turns)}")
     print(f"  bot's own time, {args.threads} at once    {describe(many_turns)}")
+    if profiler is not None and os.environ.get("BENCH_PSTATS"):
+        pstats.Stats(profiler).sort_stats(os.environ["BENCH_PSTATS"]).print_stats(45)
     if profiler is not None:
         print("  where the CPU of the concurrent run went (profiled, so slower than above):")
         for group, seconds, share in cpu_by_group(profiler):

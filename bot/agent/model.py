@@ -11,9 +11,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
+import aiohttp
+import httpx2  # the HTTP library of openai >= 3, whose raw responses we read
 import openai
 
-from bot.agent.streaming import StreamAssembler, turn_from_completion
+from bot.agent.streaming import UnreadableResponse, read_stream, turn_from_completion
 from bot.agent.turns import JsonObject, ModelTurn
 from bot.config import Settings
 
@@ -54,18 +56,28 @@ class ModelClient:
         request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
         if tools:
             request["tools"] = list(tools)
+        if streaming:
+            request["stream"] = True
+            request["stream_options"] = {"include_usage": True}
         try:
-            if not streaming:
-                return turn_from_completion(await self._client.chat.completions.create(**request))
-            assembler = StreamAssembler()
-            chunks = await self._client.chat.completions.create(
-                **request, stream=True, stream_options={"include_usage": True}
+            # The client's own request path (retries, backoff, timeouts, errors), with the
+            # body sent as it is and the response read as JSON (see streaming.py for why).
+            response = await self._client.post(
+                "/chat/completions", cast_to=httpx2.Response, body=request, stream=streaming
             )
-            async for chunk in chunks:
-                assembler.add(chunk)
-            return assembler.turn()
+            if not streaming:
+                return turn_from_completion(response.json())
+            try:
+                return await read_stream(response.aiter_lines())
+            finally:
+                await response.aclose()
         except openai.APIError as exc:
             raise ModelError(self._describe(exc)) from exc
+        except (UnreadableResponse, ValueError) as exc:
+            log.warning("unreadable model response: %s", exc)
+            raise ModelError(f"the model server sent an unreadable response ({exc})") from exc
+        except httpx2.HTTPError as exc:  # the connection broke while reading the body
+            raise ModelError(f"the model server's response was cut off ({exc})") from exc
 
     async def close(self) -> None:
         """Close the HTTP connections (call once, at shutdown)."""
@@ -79,7 +91,7 @@ class ModelClient:
             return f"the model server denied access (403): {_detail(exc)}"
         if isinstance(exc, openai.NotFoundError):
             return f"the model server does not know model {self.model!r} (404): {_detail(exc)}"
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, openai.APITimeoutError) and not _refused(exc):
             return (
                 f"the model server at {base} did not answer within {self._timeout_s:g} s "
                 f"(tried {self._max_retries + 1} times)"
@@ -95,6 +107,17 @@ class ModelClient:
             return f"the model server rejected the request ({exc.status_code}): {_detail(exc)}"
         log.warning("unreadable model response: %r", exc)
         return f"the model server sent an unreadable response: {exc}"
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a 'timeout' was really a refused connection: the aiohttp transport reports
+    every connection error as a connect timeout."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, aiohttp.ClientConnectorError | ConnectionRefusedError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def _detail(exc: openai.APIStatusError) -> str:
@@ -114,6 +137,9 @@ def build_model_client(settings: Settings, *, stream: bool = True) -> ModelClien
         api_key=key or _NO_KEY,
         max_retries=limits.model_max_retries,
         timeout=limits.model_timeout_s,
+        # aiohttp underneath: httpx's pool checks every idle connection on every request,
+        # which under a hundred concurrent threads cost more CPU than the rest of a turn.
+        http_client=openai.DefaultAioHttpClient(timeout=limits.model_timeout_s),
     )
     return ModelClient(
         client,

@@ -1,23 +1,19 @@
-"""Assembling streamed chunks, fed the openai client's own chunk types."""
+"""Assembling streamed chunks, fed the JSON a server sends."""
 
 from __future__ import annotations
-
-from openai.types.chat import ChatCompletionChunk
 
 from bot.agent.streaming import StreamAssembler
 
 
-def chunk(delta: dict, usage: dict | None = None) -> ChatCompletionChunk:
-    return ChatCompletionChunk.model_validate(
-        {
-            "id": "c",
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": "m",
-            "choices": [{"index": 0, "delta": delta, "finish_reason": None}] if delta else [],
-            "usage": usage,
-        }
-    )
+def chunk(delta: dict, usage: dict | None = None) -> dict:
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": None}] if delta else [],
+        "usage": usage,
+    }
 
 
 def fragment(index: int | None, **fields: object) -> dict:

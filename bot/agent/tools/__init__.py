@@ -4,6 +4,7 @@ problems as text for the model, never as exceptions."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 from dataclasses import dataclass
@@ -52,8 +53,15 @@ def tools_for(mode: Mode) -> list[Tool]:
     return [tool for tool in TOOLS.values() if mode in tool.modes]
 
 
+@functools.cache
+def _specs(mode: Mode) -> tuple[dict[str, Any], ...]:
+    # Generating JSON schemas costs milliseconds per tool: do it once per mode, not per call.
+    return tuple(tool.spec() for tool in tools_for(mode))
+
+
 def specs_for(mode: Mode) -> list[dict[str, Any]]:
-    return [tool.spec() for tool in tools_for(mode)]
+    """The mode's tools as the chat completions API expects them (shared: don't mutate)."""
+    return list(_specs(mode))
 
 
 @dataclass(frozen=True, slots=True)
