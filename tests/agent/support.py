@@ -7,12 +7,11 @@ import json
 import os
 from collections.abc import Awaitable, Callable
 
-import asyncmy
-
+from bench.datasets import connect
 from bot.agent import Agent, Requester, tools
 from bot.agent.tools import ToolContext, ToolOutcome, ToolReply
 from bot.agent.turns import ToolCall
-from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
+from bot.config import DatabaseConfig, Limits, Settings
 from tests.fakes.model_server import FakeModelServer
 
 # One schema per test process: two runs at once (a developer and CI) never share rows.
@@ -50,23 +49,6 @@ RESET = [
 ]
 
 
-async def _run(url: str, statements: list[str]) -> None:
-    target = ConnectionTarget.parse(url)
-    connection = await asyncmy.connect(
-        host=target.host,
-        port=target.port,
-        user=target.user,
-        password=target.password.get_secret_value(),
-        autocommit=True,
-    )
-    try:
-        async with connection.cursor() as cursor:
-            for statement in statements:
-                await cursor.execute(statement)
-    finally:
-        connection.close()
-
-
 # Builds an Agent on the test's state directory; a second call is a restarted bot.
 AgentFactory = Callable[..., Awaitable[Agent]]
 REQUESTER = Requester(user_id="U0REQUEST", name="Ada", timezone="Europe/Berlin")
@@ -75,14 +57,7 @@ SESSION = "T1:C1:1700000000.000100"
 
 
 async def run_statements(url: str, statements: list[str]) -> None:
-    target = ConnectionTarget.parse(url)
-    connection = await asyncmy.connect(
-        host=target.host,
-        port=target.port,
-        user=target.user,
-        password=target.password.get_secret_value(),
-        autocommit=True,
-    )
+    connection = await connect(url)
     try:
         async with connection.cursor() as cursor:
             for statement in statements:
@@ -93,15 +68,7 @@ async def run_statements(url: str, statements: list[str]) -> None:
 
 async def query(url: str, sql: str) -> list[tuple]:
     """Read the database behind the agent's back, to check what really happened."""
-    target = ConnectionTarget.parse(url)
-    connection = await asyncmy.connect(
-        host=target.host,
-        port=target.port,
-        user=target.user,
-        password=target.password.get_secret_value(),
-        database=target.schema_name,
-        autocommit=True,
-    )
+    connection = await connect(url)
     try:
         async with connection.cursor() as cursor:
             await cursor.execute(sql)
