@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.agent.outcomes import ApprovalDecision, PendingApproval, Question
+from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.slack import mrkdwn
 
 Block = dict[str, Any]
@@ -85,12 +85,12 @@ def _facts(pending: PendingApproval) -> Block:
                 "text": f"*Environment*\n{icon} {mrkdwn.escape(pending.environment)}",
             },
             {"type": "mrkdwn", "text": f"*Risk*\n{mrkdwn.escape(pending.risk)}"},
-            {"type": "mrkdwn", "text": f"*Requested by*\n{_person(pending.requester)}"},
+            {"type": "mrkdwn", "text": f"*Requested by*\n{person(pending.requester)}"},
         ],
     }
 
 
-def _person(user: str) -> str:
+def person(user: str) -> str:
     """A Slack user ID as a mention; anything else (a console user) as escaped text."""
     if user[:1] in ("U", "W") and user.isalnum() and user.isupper():
         return f"<@{user}>"
@@ -160,8 +160,10 @@ def approval_card(pending: PendingApproval) -> dict[str, Any]:
     """The card asking an approver to allow one statement: the facts, the exact SQL and
     the three buttons."""
     summary = (
-        f"Approval needed: {pending.risk} on {pending.database} ({pending.environment}), "
-        f"requested by {_person(pending.requester)}"
+        mrkdwn.escape(
+            f"Approval needed: {pending.risk} on {pending.database} ({pending.environment}), "
+        )
+        + f"requested by {person(pending.requester)}"
     )
     blocks = [
         {"type": "header", "text": plain(f":lock: Approval needed: {pending.risk}")},
@@ -171,7 +173,7 @@ def approval_card(pending: PendingApproval) -> dict[str, Any]:
     if pending.reason:
         blocks.append(context(mrkdwn.truncate(mrkdwn.escape(pending.reason), 1_000)[0]))
     blocks.append(approval_buttons(pending))
-    return {"text": mrkdwn.escape(summary), "blocks": blocks}
+    return {"text": summary, "blocks": blocks}
 
 
 def superseded_card(pending: PendingApproval) -> dict[str, Any]:
@@ -189,7 +191,7 @@ def superseded_card(pending: PendingApproval) -> dict[str, Any]:
 def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
     """The card after the first decision: who, when, the outcome; no buttons."""
     pending = decision.pending
-    who = _person(decision.approver)
+    who = person(decision.approver)
     when = slack_date(decision.decided_at)
     if decision.approved:
         icon, verb = ":white_check_mark:", "Approved"
@@ -215,26 +217,8 @@ def audit_line(decision: ApprovalDecision) -> str:
     sql, _ = mrkdwn.truncate(mrkdwn.escape(sql).replace("`", "'"), 300)
     outcome, _ = mrkdwn.truncate(mrkdwn.escape(decision.summary), 500)
     return (
-        f"{_person(pending.requester)} asked, {_person(decision.approver)} approved "
+        f"{person(pending.requester)} asked, {person(decision.approver)} approved "
         f"({decision.scope or 'once'}) a {mrkdwn.escape(pending.risk)} on "
         f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)}): "
         f"{outcome} — `{sql}`"
     )
-
-
-# -- questions back to the person -------------------------------------------------------
-
-_QUESTION_HINTS = {
-    "confirm": "Reply *yes* or *no* in this thread.",
-    "choose": "Reply in this thread with your choice.",
-}
-
-
-def question_message(question: Question) -> dict[str, Any]:
-    """The model's question to the person who asked, answered by a reply in the thread."""
-    lines = [f":question: {_person(question.requester)} {mrkdwn.to_mrkdwn(question.text)}"]
-    if question.kind == "choose":
-        lines += [f"• {mrkdwn.escape(option.label)}" for option in question.options]
-    lines.append(f"_{_QUESTION_HINTS.get(question.kind, 'Reply in this thread to answer.')}_")
-    text, _ = mrkdwn.truncate("\n".join(lines), 2_900)
-    return {"text": text, "blocks": [markdown_section(text)]}

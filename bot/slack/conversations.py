@@ -108,6 +108,7 @@ async def run_turn(
     thread = incoming.thread
     await status.show(WORKING)
     open_card = services.open_cards.get(thread.session_id)
+    open_question = services.open_questions.get(thread.session_id)
     try:
         requester = await services.users.requester(incoming.user)
         mode = services.settings.mode_for_channel(thread.channel, is_dm=incoming.is_dm)
@@ -121,11 +122,25 @@ async def run_turn(
     except Exception:
         log.exception("run of %s failed", thread.session_id)
         outcome = Failed(UNEXPECTED)
-    card_ts = await replies.deliver(services.client, thread, outcome)
+    delivered = await replies.deliver(
+        services.client, thread, outcome, proposals=services.proposals
+    )
     await status.clear()
     if open_card is not None:
         still_pending = await services.agent.pending(open_card.pending.id) is not None
         await services.open_cards.close_if_superseded(
             services.client, thread.session_id, open_card, still_pending
         )
-    services.open_cards.remember(thread.session_id, outcome, thread.channel, card_ts)
+    if open_question is not None:
+        still_open = await services.agent.question(open_question.question.id) is not None
+        await services.open_questions.close_if_gone(
+            services.client,
+            thread.session_id,
+            open_question,
+            still_open=still_open,
+            replier=incoming.user,
+        )
+    services.open_cards.remember(thread.session_id, outcome, thread.channel, delivered.card_ts)
+    services.open_questions.remember(
+        thread.session_id, outcome, thread.channel, delivered.question_ts
+    )

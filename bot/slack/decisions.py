@@ -130,6 +130,9 @@ async def decide(services: Services, click: Click, thread: Thread) -> None:
     except Exception:
         log.exception("decision on %s failed", click.pending_id)
         outcome = Failed(UNEXPECTED)
-    card_ts = await replies.deliver(client, thread, outcome)
+    delivered = await replies.deliver(client, thread, outcome, proposals=services.proposals)
     await status.clear()
-    services.open_cards.remember(thread.session_id, outcome, thread.channel, card_ts)
+    services.open_cards.remember(thread.session_id, outcome, thread.channel, delivered.card_ts)
+    services.open_questions.remember(
+        thread.session_id, outcome, thread.channel, delivered.question_ts
+    )

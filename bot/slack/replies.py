@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from slack_sdk.errors import SlackApiError, SlackClientError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -22,8 +23,11 @@ from bot.agent.outcomes import (
     PendingApproval,
     QueryResult,
 )
-from bot.slack import blocks, mrkdwn, results
+from bot.slack import blocks, mrkdwn, question_blocks, results
 from bot.slack.sessions import Thread
+
+if TYPE_CHECKING:
+    from bot.slack.proposals import Proposals
 
 log = logging.getLogger(__name__)
 
@@ -117,11 +121,23 @@ async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) 
     return response.get("ts")
 
 
-async def post_text(client: AsyncWebClient, thread: Thread, text: str) -> bool:
-    """Post the model's text as safe mrkdwn, split to fit; False when a piece failed."""
+async def post_text(
+    client: AsyncWebClient, thread: Thread, text: str, proposals: Proposals | None = None
+) -> bool:
+    """Post the model's text as safe mrkdwn, split to fit; False when a piece failed.
+    With `proposals`, every SQL block the text proposes gets Run / Edit & run buttons."""
+    messages = None
+    if proposals is not None:
+        try:
+            messages = await proposals.messages(thread, text)
+        except Exception:
+            # The answer matters more than its buttons: post it plain.
+            log.exception("buttons for the SQL of an answer in %s failed", thread.session_id)
+    if messages is None:
+        messages = [blocks.answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
     posted = True
-    for piece in mrkdwn.split(mrkdwn.to_mrkdwn(text)):
-        if await post(client, thread, blocks.answer_message(piece)) is None:
+    for message in messages:
+        if await post(client, thread, message) is None:
             posted = False
     return posted
 
@@ -174,20 +190,35 @@ async def post_card(client: AsyncWebClient, thread: Thread, pending: PendingAppr
     return card_ts
 
 
-async def deliver(client: AsyncWebClient, thread: Thread, outcome: Outcome) -> str | None:
-    """Post a run's outcome in its thread: the text, the results it rests on, and the
-    approval card or question when the run waits for one. Returns the card's ts when a
-    card was posted."""
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """What `deliver` posted that later clicks or messages may need to update."""
+
+    card_ts: str | None = None
+    question_ts: str | None = None
+
+
+async def deliver(
+    client: AsyncWebClient,
+    thread: Thread,
+    outcome: Outcome,
+    *,
+    proposals: Proposals | None = None,
+) -> Delivered:
+    """Post a run's outcome in its thread: the text (its SQL blocks with buttons when
+    `proposals` is given), the results it rests on, and the approval card or question
+    when the run waits for one."""
     if isinstance(outcome, Failed):
         await post_error(client, thread, outcome.message)
-        return None
+        return Delivered()
     if outcome.text.strip():
-        await post_text(client, thread, outcome.text)
+        await post_text(client, thread, outcome.text, proposals)
     elif isinstance(outcome, Answer) and not outcome.results:
         await post_text(client, thread, "Done.")
     await post_results(client, thread, outcome.results)
     if isinstance(outcome, AwaitingReply):
-        await post(client, thread, blocks.question_message(outcome.question))
+        question_ts = await post(client, thread, question_blocks.question_message(outcome.question))
+        return Delivered(question_ts=question_ts)
     if isinstance(outcome, AwaitingApproval):
-        return await post_card(client, thread, outcome.pending)
-    return None
+        return Delivered(card_ts=await post_card(client, thread, outcome.pending))
+    return Delivered()

@@ -23,6 +23,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import ConfigError, Settings
 from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.proposals import Proposals
 from bot.slack.sessions import Dedupe
 from bot.state.store import StateStore
 
@@ -87,14 +88,17 @@ def _check_credentials(settings: Settings) -> None:
         )
 
 
-async def _prune_forever(dedupe: Dedupe) -> None:
+async def _prune_forever(dedupe: Dedupe, proposals: Proposals) -> None:
     while True:
         try:
             dropped = await dedupe.prune()
             if dropped:
                 log.info("forgot %d old Slack deliveries", dropped)
+            dropped = await proposals.prune()
+            if dropped:
+                log.info("forgot the SQL behind %d old Run buttons", dropped)
         except Exception:
-            log.exception("pruning seen Slack deliveries failed")
+            log.exception("pruning seen Slack deliveries or old proposals failed")
         await asyncio.sleep(PRUNE_EVERY_S)
 
 
@@ -164,7 +168,8 @@ async def serve(settings: Settings) -> None:
         client = make_client(settings, session=session)
         await _verify_bot_token(client)
         app = build_app(settings, agent, store, client)
-        pruner = asyncio.create_task(_prune_forever(services_of_app(app).dedupe))
+        services = services_of_app(app)
+        pruner = asyncio.create_task(_prune_forever(services.dedupe, services.proposals))
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler

@@ -14,6 +14,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import Settings
 from bot.slack.approvers import Approvers
 from bot.slack.cards import OpenCards
+from bot.slack.open_questions import OpenQuestions
+from bot.slack.proposals import Proposals
 from bot.slack.replies import STATUS_GRACE_S
 from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues
 from bot.slack.users import UserDirectory
@@ -35,8 +37,10 @@ class Services:
     users: UserDirectory
     dedupe: Dedupe
     known: KnownSessions
+    proposals: Proposals
     queues: SessionQueues = field(default_factory=SessionQueues)
     open_cards: OpenCards = field(default_factory=OpenCards)
+    open_questions: OpenQuestions = field(default_factory=OpenQuestions)
     status_grace_s: float = STATUS_GRACE_S
 
     @classmethod
@@ -52,6 +56,7 @@ class Services:
             users=UserDirectory(client),
             dedupe=Dedupe(store),
             known=KnownSessions(store),
+            proposals=Proposals(store, settings.databases),
         )
 
 

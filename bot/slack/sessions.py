@@ -4,6 +4,7 @@ A session is a thread: "team:channel:thread_ts". Slack may deliver one message s
 times (retries after a slow ack, and a mention arrives as both `app_mention` and
 `message`), so every delivery is claimed in the persisted `seen_events` table under its
 event id and under its channel+ts: only the first claim proceeds, also across restarts.
+Clicks and form submissions are claimed there too, so a replayed payload does nothing.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ class Dedupe:
             return True
 
         return await self._store.transact(SEEN_EVENTS, claim)
+
+    async def first_interaction(self, key: str) -> bool:
+        """Claim a click or a form submission by its key (Slack's trigger id, the action's
+        time, who clicked); False when this very payload was seen before (a replay)."""
+        return await self._store.add_if_absent(SEEN_EVENTS, f"interaction:{key}", self._clock())
 
     async def prune(self, older_than_s: float = SEEN_EVENTS_TTL_S) -> int:
         """Forget deliveries older than `older_than_s`; returns how many were dropped."""

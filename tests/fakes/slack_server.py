@@ -4,9 +4,9 @@ Point a real `slack_sdk` AsyncWebClient at `server.api_url` (its `base_url`). It
 what dbagent uses — auth.test, chat.postMessage/update/delete/postEphemeral,
 files.getUploadURLExternal + the upload URL (served here too) + files.completeUploadExternal,
 usergroups.users.list, users.info (with tz), assistant.threads.setStatus, reactions.add/remove,
-conversations.info, and Socket Mode (apps.connections.open + a websocket; `push` sends an
-envelope) — keeps the messages and files it was sent, and can answer 429 with Retry-After
-once (`rate_limit_next`).
+conversations.info, views.open/update (each trigger id works once, as in Slack), and Socket
+Mode (apps.connections.open + a websocket; `push` sends an envelope) — keeps the messages,
+files and views it was sent, and can answer 429 with Retry-After once (`rate_limit_next`).
 
     async with FakeSlack(users={"U1": "Europe/Paris"}, usergroups={"S1": ["U2"]}) as slack:
         client = AsyncWebClient(token="xoxb-test", base_url=slack.api_url)
@@ -58,6 +58,14 @@ class Message:
 
 
 @dataclass
+class OpenedView:
+    id: str
+    trigger_id: str
+    view: JsonObject  # as the app sent it (updates replace it)
+    hash: str = ""
+
+
+@dataclass
 class UploadedFile:
     id: str
     filename: str
@@ -94,6 +102,9 @@ class FakeSlack:
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.files: dict[str, UploadedFile] = {}
+        self.views: list[OpenedView] = []
+        self._used_triggers: set[str] = set()
+        self._view_ids = itertools.count(1)
         self.rate_limited: list[str] = []  # methods answered with 429
         self._rate_limits: dict[str, deque[int]] = {}
         self._failures: dict[str, deque[str]] = {}
@@ -204,7 +215,7 @@ class FakeSlack:
                 args.update(await request.json())
             else:
                 args.update(dict(await request.post()))
-        for name in ("blocks", "files", "attachments"):
+        for name in ("blocks", "files", "attachments", "view"):
             if isinstance(args.get(name), str):
                 with contextlib.suppress(ValueError):
                     args[name] = json.loads(args[name])
@@ -409,6 +420,26 @@ class FakeSlack:
         channel = args["channel"]
         return {"channel": {"id": channel, "is_im": channel.startswith("D")}}
 
+    def _views_open(self, args: JsonObject) -> JsonObject:
+        trigger_id = args["trigger_id"]
+        if trigger_id in self._used_triggers:
+            raise _Failure("exchanged_trigger_id")
+        self._used_triggers.add(trigger_id)
+        view = args["view"]
+        if not isinstance(view, dict) or view.get("type") != "modal":
+            raise _Failure("invalid_arguments")
+        opened = OpenedView(f"V{next(self._view_ids):08d}", trigger_id, view, f"h{time.time()}")
+        self.views.append(opened)
+        return {"view": {**view, "id": opened.id, "hash": opened.hash}}
+
+    def _views_update(self, args: JsonObject) -> JsonObject:
+        opened = next((v for v in self.views if v.id == args.get("view_id")), None)
+        if opened is None:
+            raise _Failure("not_found")
+        opened.view = args["view"]
+        opened.hash = f"h{time.time()}"
+        return {"view": {**opened.view, "id": opened.id, "hash": opened.hash}}
+
 
 class _Failure(Exception):
     def __init__(self, error: str) -> None:
@@ -445,6 +476,8 @@ _HANDLERS: dict[str, Callable[[FakeSlack, JsonObject], JsonObject]] = {
         "reactions.remove": FakeSlack._nothing,
         "conversations.info": FakeSlack._conversation_info,
         "apps.connections.open": FakeSlack._connections_open,
+        "views.open": FakeSlack._views_open,
+        "views.update": FakeSlack._views_update,
     }.items()
 }
 

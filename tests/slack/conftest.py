@@ -33,7 +33,7 @@ from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.state.store import StateStore
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message
+from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
 
 # asyncmy logs server notes such as "database exists" for CREATE … IF NOT EXISTS.
 logging.getLogger("asyncmy").setLevel(logging.ERROR)
@@ -128,6 +128,21 @@ def signed_headers(body: str, *, secret: str = SIGNING_SECRET, at: int | None = 
     return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature}
 
 
+def element_of(message: Message, action_id: str) -> tuple[str, dict[str, Any]]:
+    """(block id, element) of the button or menu `action_id` in `message`."""
+    return next(
+        (block.get("block_id", ""), element)
+        for block in message.blocks
+        if block.get("type") == "actions"
+        for element in block["elements"]
+        if element["action_id"] == action_id
+    )
+
+
+def plain_text(text: str) -> dict[str, Any]:
+    return {"type": "plain_text", "text": text, "emoji": True}
+
+
 @dataclass
 class Sent:
     status: int
@@ -139,6 +154,7 @@ class SlackHarness:
 
     _ts = itertools.count(1)
     _event_ids = itertools.count(1)
+    _triggers = itertools.count(1)
 
     def __init__(
         self, slack: FakeSlack, model: FakeModelServer, shop_url: str, state_dir: Path
@@ -297,50 +313,129 @@ class SlackHarness:
 
     async def click(self, action_id: str, card: Message, *, user: str) -> Sent:
         """Click a button of `card` (an approval card the fake Slack holds)."""
-        button = next(
-            element
-            for block in card.blocks
-            if block.get("type") == "actions"
-            for element in block["elements"]
-            if element["action_id"] == action_id
-        )
-        return await self.click_value(action_id, button["value"], card, user=user)
+        return await self.press(card, action_id, user=user)
 
     async def click_value(self, action_id: str, value: str, card: Message, *, user: str) -> Sent:
-        payload = {
+        """Click a button of `card` whose value was changed to `value`."""
+        block_id = element_of(card, action_id)[0]
+        payload = self.action_payload(card, action_id, block_id, {"value": value}, user=user)
+        return await self.interact(payload)
+
+    async def press(
+        self, message: Message, action_id: str, *, user: str, state: dict | None = None
+    ) -> Sent:
+        """Click the button `action_id` of `message`; `state`: the message's menus as the
+        clicker left them ({block_id: {action_id: selected value}})."""
+        block_id, button = element_of(message, action_id)
+        payload = self.action_payload(
+            message, action_id, block_id, {"value": button["value"]}, user=user, state=state
+        )
+        return await self.interact(payload)
+
+    async def pick(self, message: Message, action_id: str, value: str, *, user: str) -> Sent:
+        """Choose the option with `value` in the menu `action_id` of `message`."""
+        block_id, menu = element_of(message, action_id)
+        option = next(o for o in menu["options"] if o["value"] == value)
+        payload = self.action_payload(
+            message,
+            action_id,
+            block_id,
+            {"type": "static_select", "selected_option": option},
+            user=user,
+            state={block_id: {action_id: value}},
+        )
+        return await self.interact(payload)
+
+    def action_payload(
+        self,
+        message: Message,
+        action_id: str,
+        block_id: str,
+        action: dict[str, Any],
+        *,
+        user: str,
+        state: dict | None = None,
+    ) -> dict[str, Any]:
+        """A block_actions payload as Slack sends it for a click in `message`."""
+        values = {
+            block: {
+                menu: {"type": "static_select", "selected_option": {"value": chosen}}
+                for menu, chosen in menus.items()
+            }
+            for block, menus in (state or {}).items()
+        }
+        return {
             "type": "block_actions",
             "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
             "api_app_id": "A0DBAGENT",
             "token": "legacy-token",
             "container": {
                 "type": "message",
-                "message_ts": card.ts,
-                "channel_id": card.channel,
+                "message_ts": message.ts,
+                "channel_id": message.channel,
                 "is_ephemeral": False,
-                "thread_ts": card.thread_ts,
+                "thread_ts": message.thread_ts,
             },
-            "trigger_id": "1.2.3",
+            "trigger_id": f"{next(self._triggers)}.{int(time.time())}.fake",
             "team": {"id": TEAM_ID, "domain": "fake"},
-            "channel": {"id": card.channel, "name": "shop"},
+            "channel": {"id": message.channel, "name": "shop"},
             "message": {
                 "type": "message",
-                "ts": card.ts,
-                "thread_ts": card.thread_ts,
-                "text": card.text,
-                "blocks": card.blocks,
+                "ts": message.ts,
+                "thread_ts": message.thread_ts,
+                "text": message.text,
+                "blocks": message.blocks,
             },
+            "state": {"values": values},
             "actions": [
                 {
-                    "action_id": action_id,
-                    "block_id": "approval",
-                    "value": value,
                     "type": "button",
-                    "action_ts": str(time.time()),
+                    "action_id": action_id,
+                    "block_id": block_id,
+                    "action_ts": f"{time.time():.6f}",
+                    **action,
                 }
             ],
         }
-        body = urlencode({"payload": json.dumps(payload)})
-        return await self.post(body, "application/x-www-form-urlencoded")
+
+    def view_submission(
+        self, view: OpenedView, *, user: str, sql: str | None, database: str | None
+    ) -> dict[str, Any]:
+        """The payload of submitting the Edit & run modal with these values."""
+        modal = view.view
+        selected = None if database is None else {"text": plain_text(database), "value": database}
+        return {
+            "type": "view_submission",
+            "team": {"id": TEAM_ID, "domain": "fake"},
+            "user": {"id": user, "username": user.lower(), "team_id": TEAM_ID},
+            "api_app_id": "A0DBAGENT",
+            "token": "legacy-token",
+            "trigger_id": f"{next(self._triggers)}.{int(time.time())}.fake",
+            "view": {
+                "id": view.id,
+                "type": "modal",
+                "callback_id": modal["callback_id"],
+                "private_metadata": modal.get("private_metadata", ""),
+                "hash": view.hash,
+                "blocks": modal["blocks"],
+                "state": {
+                    "values": {
+                        "sql": {"sql": {"type": "plain_text_input", "value": sql}},
+                        "database": {
+                            "database": {"type": "static_select", "selected_option": selected}
+                        },
+                    }
+                },
+            },
+        }
+
+    @staticmethod
+    def form(payload: dict[str, Any]) -> str:
+        return urlencode({"payload": json.dumps(payload)})
+
+    async def interact(self, payload: dict[str, Any], headers: dict | None = None) -> Sent:
+        """Send an interactivity payload (signed, unless `headers` says otherwise)."""
+        return await self.post(self.form(payload), "application/x-www-form-urlencoded", headers)
 
     # -- reading ------------------------------------------------------------------------
     def thread(self, thread_ts: str, channel: str = CHANNEL) -> list[Message]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.agent.outcomes import ApprovalDecision, Option, PendingApproval, Question
+from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.slack import blocks
 
 SQL = "UPDATE orders SET status = 'paid' WHERE id = 11 AND note <> '<!channel>'"
@@ -161,18 +161,6 @@ def test_a_superseded_card_says_nothing_ran_and_has_no_buttons() -> None:
     assert not buttons(card)
 
 
-def test_a_question_names_the_person_lists_choices_and_says_how_to_answer() -> None:
-    question = Question(
-        id="q1",
-        session_id="T1:C1:1.1",
-        tool_call_id="call_1",
-        kind="choose",
-        text="Which database, <staging> or prod?",
-        options=(Option("shop-staging", "shop-staging"), Option("shop-prod", "shop-prod")),
-        requester="U0ASKER",
-        created_at=0.0,
-    )
-    text = blocks.question_message(question)["text"]
-    assert text.startswith(":question: <@U0ASKER> Which database, &lt;staging&gt; or prod?")
-    assert "• shop-staging" in text and "• shop-prod" in text
-    assert "Reply in this thread" in text
+def test_the_card_notification_mentions_the_requester_and_escapes_the_rest() -> None:
+    text = blocks.approval_card(pending(database="<shop>"))["text"]
+    assert text.endswith("requested by <@U0ASKER>") and "&lt;shop&gt;" in text

@@ -1,0 +1,93 @@
+"""A click on a button or menu in a message, as the listeners read it, and the private
+notes that answer one.
+
+The payload is trusted for who clicked, where, and which id the element carries (Slack
+signed it); never for SQL. A replayed payload is recognised by its key (trigger id,
+action time, user, action) and does nothing the second time.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from bot.slack import replies
+from bot.slack.services import Services
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Click:
+    user: str
+    action_id: str
+    block_id: str | None
+    value: str  # the button's value, or the chosen menu option's
+    channel: str
+    message_ts: str
+    thread_ts: str
+    trigger_id: str | None
+    key: str  # the same for a replay of this very payload
+    state: dict[str, Any]  # the message's inputs (menus) as the clicker left them
+
+    @classmethod
+    def from_body(cls, body: dict[str, Any]) -> Click | None:
+        """None when the payload lacks what any click needs."""
+        try:
+            action = body["actions"][0]
+            user = body["user"]["id"]
+            container = body.get("container") or {}
+            message = body.get("message") or {}
+            channel = (body.get("channel") or {}).get("id") or container["channel_id"]
+            message_ts = container.get("message_ts") or message["ts"]
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return None
+        selected = action.get("selected_option") or {}
+        value = action.get("value") if "value" in action else selected.get("value")
+        trigger_id = body.get("trigger_id")
+        action_ts = action.get("action_ts")
+        if not (trigger_id or action_ts):
+            return None  # nothing to tell a replay from a new click by
+        thread_ts = message.get("thread_ts") or container.get("thread_ts") or message_ts
+        state = (body.get("state") or {}).get("values") or {}
+        return cls(
+            user=str(user),
+            action_id=str(action.get("action_id")),
+            block_id=action.get("block_id") if isinstance(action.get("block_id"), str) else None,
+            value=value if isinstance(value, str) else "",
+            channel=str(channel),
+            message_ts=str(message_ts),
+            thread_ts=str(thread_ts),
+            trigger_id=trigger_id if isinstance(trigger_id, str) else None,
+            key=f"{trigger_id}:{action_ts}:{user}:{action.get('action_id')}",
+            state=state if isinstance(state, dict) else {},
+        )
+
+    def selected(self, block_id: str, action_id: str) -> str | None:
+        """The value chosen in a menu of the message, as the clicker's payload says."""
+        element = (self.state.get(block_id) or {}).get(action_id) or {}
+        option = element.get("selected_option") if isinstance(element, dict) else None
+        value = option.get("value") if isinstance(option, dict) else None
+        return value if isinstance(value, str) else None
+
+
+async def first_time(services: Services, click: Click) -> bool:
+    if await services.dedupe.first_interaction(click.key):
+        return True
+    log.info("replayed %s by %s ignored", click.action_id, click.user)
+    return False
+
+
+async def tell(services: Services, channel: str, user: str, thread_ts: str, text: str) -> None:
+    """A message only `user` sees, in the thread."""
+    try:
+        await services.client.chat_postEphemeral(
+            channel=channel, user=user, thread_ts=thread_ts, text=text
+        )
+    except replies.SLACK_ERRORS as exc:
+        log.warning("ephemeral message to %s failed: %s", user, exc)
+
+
+async def tell_clicker(services: Services, click: Click, text: str) -> None:
+    await tell(services, click.channel, click.user, click.thread_ts, text)
