@@ -26,7 +26,7 @@ import pytest
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
-from bot.agent import Agent, Skills, build_model_client
+from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
@@ -183,17 +183,19 @@ class SlackHarness:
         self.session: aiohttp.ClientSession | None = None
         self.app: AsyncApp | None = None
         self.agent: Agent | None = None
+        self.model_client: ModelClient | None = None
         self._runner: web.AppRunner | None = None
         self.url = ""
 
     async def start(self) -> SlackHarness:
         self.store = await StateStore.open(self.state_dir)
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
+        self.model_client = build_model_client(self.settings)
         self.agent = Agent(
             settings=self.settings,
             store=self.store,
             databases=self.registry,
-            model=build_model_client(self.settings),
+            model=self.model_client,
             skills=Skills.load(),
         )
         await self.agent.recover()
@@ -215,6 +217,8 @@ class SlackHarness:
             await self._runner.cleanup()
         if self.session is not None:
             await self.session.close()
+        if self.model_client is not None:
+            await self.model_client.close()
         if self.registry is not None:
             await self.registry.close()
         if self.store is not None:
