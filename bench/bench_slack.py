@@ -43,20 +43,21 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import asyncmy
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
 if __package__ in (None, ""):  # run as a script: make `bot` and `tests` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.datasets import connect, schema_url
 from bot.agent import Agent, Skills, build_model_client
 from bot.agent.model import ModelClient
-from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
+from bot.config import DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.state.store import StateStore
+from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.slack.conftest import signed_headers
@@ -171,14 +172,7 @@ def responder(tool: str) -> Callable[[dict[str, Any]], Turn]:
 
 
 async def prepare_schema(url: str) -> str:
-    target = ConnectionTarget.parse(url)
-    connection = await asyncmy.connect(
-        host=target.host,
-        port=target.port,
-        user=target.user,
-        password=target.password.get_secret_value(),
-        autocommit=True,
-    )
+    connection = await connect(url)
     try:
         async with connection.cursor() as cursor:
             await cursor.execute(f"CREATE DATABASE IF NOT EXISTS {SCHEMA}")
@@ -193,9 +187,7 @@ async def prepare_schema(url: str) -> str:
             )
     finally:
         connection.close()
-    password = target.password.get_secret_value()
-    credentials = f"{target.user}:{password}" if password else target.user
-    return f"mysql://{credentials}@{target.host}:{target.port}/{SCHEMA}"
+    return schema_url(url, SCHEMA)
 
 
 class Bench:
@@ -217,7 +209,7 @@ class Bench:
     async def start(self) -> None:
         self.store = await StateStore.open(self.state)
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
-        model = build_model_client(self.settings)
+        self.model = model = build_model_client(self.settings)
         agent = Agent(
             settings=self.settings,
             store=self.store,
@@ -232,11 +224,7 @@ class Bench:
         instrument(self.app, model)
         web_app = build_web_app(self.app)
         web_app.middlewares.append(start_turn)
-        self.runner = web.AppRunner(web_app, access_log=None)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self.runner, port = await serve_locally(web_app)
         self.url = f"http://127.0.0.1:{port}{EVENTS_PATH}"
         self.http = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
 
@@ -244,6 +232,7 @@ class Bench:
         await self.http.close()
         await self.runner.cleanup()
         await self.session.close()
+        await self.model.close()
         await self.registry.close()
         await self.store.close()
 

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.outcomes import Failed
+from bot.agent.outcomes import Failed, Outcome
 from bot.slack import replies
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
@@ -122,10 +122,7 @@ async def run_turn(
     except Exception:
         log.exception("run of %s failed", thread.session_id)
         outcome = Failed(UNEXPECTED)
-    delivered = await replies.deliver(
-        services.client, thread, outcome, proposals=services.proposals
-    )
-    await status.clear()
+    delivered = await post_outcome(services, thread, outcome, status)
     if open_card is not None:
         still_pending = await services.agent.pending(open_card.pending.id) is not None
         await services.open_cards.close_if_superseded(
@@ -140,6 +137,25 @@ async def run_turn(
             still_open=still_open,
             replier=incoming.user,
         )
+    remember_open(services, thread, outcome, delivered)
+
+
+async def post_outcome(
+    services: Services, thread: Thread, outcome: Outcome, status: replies.StatusLine
+) -> replies.Delivered:
+    """Post a run's outcome in its thread (answer, card, question or failure); clear the
+    status line."""
+    delivered = await replies.deliver(
+        services.client, thread, outcome, proposals=services.proposals
+    )
+    await status.clear()
+    return delivered
+
+
+def remember_open(
+    services: Services, thread: Thread, outcome: Outcome, delivered: replies.Delivered
+) -> None:
+    """Keep track of the card or question just posted, so a newer message can close it."""
     services.open_cards.remember(thread.session_id, outcome, thread.channel, delivered.card_ts)
     services.open_questions.remember(
         thread.session_id, outcome, thread.channel, delivered.question_ts

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.agent.outcomes import AlreadyDecided, ApprovalDecision, Failed
 from bot.slack import blocks, replies
-from bot.slack.conversations import UNEXPECTED
+from bot.slack.conversations import UNEXPECTED, post_outcome, remember_open
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
 from bot.state.grants import GrantScope
@@ -130,9 +130,5 @@ async def decide(services: Services, click: Click, thread: Thread) -> None:
     except Exception:
         log.exception("decision on %s failed", click.pending_id)
         outcome = Failed(UNEXPECTED)
-    delivered = await replies.deliver(client, thread, outcome, proposals=services.proposals)
-    await status.clear()
-    services.open_cards.remember(thread.session_id, outcome, thread.channel, delivered.card_ts)
-    services.open_questions.remember(
-        thread.session_id, outcome, thread.channel, delivered.question_ts
-    )
+    delivered = await post_outcome(services, thread, outcome, status)
+    remember_open(services, thread, outcome, delivered)

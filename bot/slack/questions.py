@@ -14,7 +14,7 @@ import logging
 
 from bot.agent.outcomes import AlreadyDecided, Failed, NotYourQuestion, Outcome, Question
 from bot.slack import blocks, question_blocks, replies
-from bot.slack.conversations import UNEXPECTED
+from bot.slack.conversations import UNEXPECTED, post_outcome, remember_open
 from bot.slack.interactions import Click, first_time, tell_clicker
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
@@ -100,12 +100,8 @@ async def answer(
     except Exception:
         log.exception("answer to question %s failed", question.id)
         outcome = Failed(UNEXPECTED)
-    delivered = await replies.deliver(client, thread, outcome, proposals=services.proposals)
-    await status.clear()
-    services.open_cards.remember(thread.session_id, outcome, thread.channel, delivered.card_ts)
-    services.open_questions.remember(
-        thread.session_id, outcome, thread.channel, delivered.question_ts
-    )
+    delivered = await post_outcome(services, thread, outcome, status)
+    remember_open(services, thread, outcome, delivered)
 
 
 async def _update(services: Services, click: Click, message: dict) -> None:

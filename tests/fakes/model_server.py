@@ -29,6 +29,8 @@ from typing import Any, Literal
 import pytest
 from aiohttp import web
 
+from tests.fakes.local import serve_locally
+
 JsonObject = dict[str, Any]
 
 
@@ -157,11 +159,7 @@ class FakeModelServer:
     async def start(self) -> FakeModelServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat_completions)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self._port = await serve_locally(app)
         return self
 
     async def stop(self) -> None:

@@ -27,6 +27,8 @@ from typing import Any
 import pytest
 from aiohttp import WSMsgType, web
 
+from tests.fakes.local import serve_locally
+
 JsonObject = dict[str, Any]
 
 BOT_USER_ID = "UBOT"
@@ -189,11 +191,7 @@ class FakeSlack:
         app.router.add_get("/api/{method}", self._api)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/socket", self._socket)
-        self._runner = web.AppRunner(app, access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self._port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self._port = await serve_locally(app)
         return self
 
     async def stop(self) -> None:

@@ -21,17 +21,18 @@ from typing import Any
 from urllib.parse import urlencode
 
 import aiohttp
-import asyncmy
 import pytest
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
 
+from bench.datasets import connect
 from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.state.store import StateStore
+from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
 
@@ -70,14 +71,7 @@ SHOP = [
 
 async def run_sql(url: str, statements: list[str]) -> list[tuple[Any, ...]]:
     """Run statements behind the bot's back; returns the last one's rows."""
-    target = ConnectionTarget.parse(url)
-    connection = await asyncmy.connect(
-        host=target.host,
-        port=target.port,
-        user=target.user,
-        password=target.password.get_secret_value(),
-        autocommit=True,
-    )
+    connection = await connect(url)
     rows: list[tuple[Any, ...]] = []
     try:
         async with connection.cursor() as cursor:
@@ -202,11 +196,7 @@ class SlackHarness:
         self.session = aiohttp.ClientSession()
         client = make_client(self.settings, session=self.session)
         self.app = build_app(self.settings, self.agent, self.store, client)
-        self._runner = web.AppRunner(build_web_app(self.app), access_log=None)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
 
