@@ -1,16 +1,21 @@
 """One run's hold on one connection: server-held read-only or an approved write session,
-statement timeouts that kill on the server, and row caps that never read a result to its end.
+statement timeouts that kill on the server, and row caps that never read a read's result to
+its end (an approved write's result is always read to its end: killing it would leave the
+change half done).
 
 Read-only runs: `SET SESSION TRANSACTION READ ONLY`, then `START TRANSACTION READ ONLY`, then
-the statements, then ROLLBACK. The server refuses any write or DDL in that transaction (error
-1792); before each statement after the first we check the transaction is still the read-only one
-(a misjudged COMMIT or ANALYZE TABLE would end it), and stop if not.
+the statements, then COM_RESET_CONNECTION (a rollback that also wipes locks, variables and
+settings before the pooled connection serves someone else). The server refuses any write or
+DDL in that transaction (error 1792); before each statement after the first we check the
+transaction is still the read-only one (a misjudged COMMIT or ANALYZE TABLE would end it), and
+stop if not.
 
 What the read-only transaction does NOT stop (MariaDB 10.11, checked as root): administrative
 and session statements that write no table data: SHUTDOWN, KILL, SET GLOBAL, FLUSH, ANALYZE
-TABLE, HANDLER, GET_LOCK(), SELECT … INTO OUTFILE and LOAD_FILE() (FILE privilege). Those are
-the classifier's to refuse, and the database account's: give the bot a user without SUPER,
-SHUTDOWN, FILE or PROCESS.
+TABLE, HANDLER, GET_LOCK(), SELECT … INTO OUTFILE, LOAD_FILE() (FILE privilege), and whatever
+a stored function does beyond table writes. Those are the classifier's to refuse, and the
+database account's: give the bot a user without SUPER, SHUTDOWN, FILE or PROCESS, and without
+EXECUTE on routines whose DEFINER holds those.
 
 Write runs (approved by a person) get a fresh connection in autocommit, which is closed after
 the run, so nothing an approved statement changes in the session reaches a later run.
@@ -37,6 +42,8 @@ from bot.db.types import DbError, ResultSet
 _IN_TRANSACTION = 0x0001
 _IN_READ_ONLY_TRANSACTION = 0x2000
 ER_QUERY_INTERRUPTED = 1317
+COM_RESET_CONNECTION = 0x1F  # protocol command: wipe the session, keep the connection
+_DRAIN_BATCH = 1000
 _TIMEOUT_ERRORS = {1969, 3024}  # MariaDB max_statement_time, MySQL MAX_EXECUTION_TIME
 _CONNECTION_LOST = {2006, 2013, 2055}
 # The server's own limit trails the client's: the client's KILL normally acts first, and the
@@ -95,7 +102,30 @@ class Session:
         if self._unread is not None:
             self.stop_unread()  # the last statement's rows: drop the connection, kill
         elif self.read_only:
+            await self._reset()
+
+    async def _reset(self) -> None:
+        """End the read-only run and wipe the session before the connection is reused by
+        someone else's run: COM_RESET_CONNECTION rolls back, and drops user variables,
+        GET_LOCK() locks, temporary tables and session settings, whatever a statement the
+        classifier misjudged left behind. ROLLBACK plus RELEASE_ALL_LOCKS() where the driver
+        cannot send it."""
+        send = getattr(self._connection, "_execute_command", None)
+        read_ok = getattr(self._connection, "_read_ok_packet", None)
+        if send is None or read_ok is None:
             await self._admin("ROLLBACK")
+            await self._admin("DO RELEASE_ALL_LOCKS()")
+            return
+        try:
+            async with asyncio.timeout(self.pool.limits.connect_timeout_s):
+                await send(COM_RESET_CONNECTION, "")
+                await read_ok()
+        except (TimeoutError, MySQLError):
+            self.broken = True  # not reset: it must not go back to the pool
+        except asyncio.CancelledError:
+            self.broken = True
+            self._connection.close()
+            raise
 
     async def fetch(self, sql: str, args: Any = None, *, limit: int) -> RawResult:
         """Run one statement; keep at most `limit` rows and read one more to know if it had more."""
@@ -111,7 +141,12 @@ class Session:
                     return RawResult(None, (), [], False, cursor.rowcount, cursor.lastrowid or None)
                 rows = await read_rows(cursor, limit + 1)
                 truncated = len(rows) > limit
-                if truncated and not await _ended_without_waiting(cursor):
+                if truncated and not self.read_only:
+                    # An approved change (… RETURNING) must run to its end, not be killed
+                    # half done: read the rest and throw it away.
+                    while await read_rows(cursor, _DRAIN_BATCH):
+                        pass
+                elif truncated and not await _ended_without_waiting(cursor):
                     # Stop reading now: asyncmy would otherwise buffer what the server sends.
                     self._connection._transport.pause_reading()
                     self._unread = cursor
@@ -124,6 +159,10 @@ class Session:
         except MySQLError as exc:
             self.broken = True
             raise self._statement_error(exc) from None
+        except (RuntimeError, UnicodeError, ValueError) as exc:
+            # The driver refused to send it (LOAD DATA LOCAL INFILE, a lone surrogate…).
+            self.broken = True
+            raise DbError(f"the statement could not be sent: {exc}") from None
         description = cursor.description
         return RawResult(
             columns=tuple(column[0] for column in description),

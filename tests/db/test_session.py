@@ -180,3 +180,67 @@ async def test_a_capped_statement_mid_run_leaves_the_connection_usable_for_the_n
     assert capped.rows == ((1,), (2,), (3,)) and capped.truncated
     assert first.rows == last.rows  # the same connection, the same transaction
     assert await wait_until_gone(shop_url, "mid_run_endless", within_s=1.0) == []
+
+
+LEFT_BEHIND_BY_A_READ = [
+    # (a statement the classifier misjudged, how to see what it left, reason)
+    (
+        "SELECT GET_LOCK('dbagent_left_lock', 0)",
+        "SELECT IS_USED_LOCK('dbagent_left_lock')",
+        "a named lock would block the application's jobs for as long as the connection lives",
+    ),
+    (
+        "SET @dbagent_left = 42",
+        "SELECT @dbagent_left",
+        "a user variable would leak into the next person's query",
+    ),
+    (
+        "SET SESSION sql_mode = 'ANSI_QUOTES'",
+        "SELECT @@session.sql_mode LIKE '%ANSI_QUOTES%'",
+        "a session setting would change how the next query parses",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("statement", "probe", "reason"),
+    LEFT_BEHIND_BY_A_READ,
+    ids=[row[2].split(" would")[0] for row in LEFT_BEHIND_BY_A_READ],
+)
+async def test_a_pooled_connection_is_wiped_before_the_next_run(
+    shop_url: str, statement: str, probe: str, reason: str
+) -> None:
+    from bot.config import Limits
+    from bot.db import DatabaseRegistry
+    from tests.db.support import staging
+
+    registry = DatabaseRegistry([staging(shop_url)], Limits(pool_size=1))
+    try:
+        shop = registry.get("shop-staging")
+        await shop.execute([statement], read_only=True, limit=1)
+        after = await shop.execute([probe], read_only=True, limit=1)
+        result = after.last_result
+        assert result is not None
+        assert result.rows[0][0] in (None, 0), reason
+    finally:
+        await registry.close()
+    assert await server_rows(shop_url, "SELECT IS_USED_LOCK('dbagent_left_lock')") == [(None,)]
+
+
+async def test_an_approved_write_returning_more_rows_than_the_limit_runs_to_its_end(
+    scratch: Database, scratch_url: str
+) -> None:
+    await scratch.execute(
+        [
+            "CREATE TABLE doomed (id INT PRIMARY KEY, pad CHAR(100) NOT NULL DEFAULT 'x')",
+            "INSERT INTO doomed (id) SELECT seq FROM seq_1_to_5000",
+        ],
+        read_only=False,
+        limit=1,
+    )
+    execution = await scratch.execute(
+        ["DELETE FROM doomed RETURNING id, pad"], read_only=False, limit=10
+    )
+    result = execution.last_result
+    assert result is not None and result.row_count == 10 and result.truncated
+    assert await server_rows(scratch_url, "SELECT COUNT(*) FROM doomed") == [(0,)]
