@@ -176,6 +176,11 @@ class Limits(BaseModel):
     model_timeout_s: float = Field(120.0, gt=0)
     model_max_retries: int = Field(3, ge=0, le=10)
     max_message_chars: int = Field(8_000, ge=100)
+    # An approval card nobody decided stops working after this: a week-old card is no
+    # longer the state of the data anyone looked at.
+    approval_ttl_s: int = Field(24 * 3600, ge=60)
+    # SQL longer than this is refused before it is classified (and never shown on a card).
+    max_sql_chars: int = Field(100_000, ge=1000)
 
 
 class Settings(BaseSettings):

@@ -30,6 +30,7 @@ from bot.agent.model import ModelClient
 from bot.agent.outcomes import (
     AlreadyDecided,
     Answer,
+    ApprovalExpired,
     AwaitingApproval,
     Failed,
     NotYourQuestion,
@@ -56,6 +57,7 @@ log = logging.getLogger(__name__)
 
 SUPERSEDED_PENDING = "not approved; superseded by a new message"
 SUPERSEDED_QUESTION = "not answered; superseded by a new message"
+EXPIRED_CALL = "not approved; the approval request expired"
 DIRECT = "direct"  # a person's Run button: an approval that resumes no model run
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
@@ -261,6 +263,9 @@ class Agent:
         record = await self.store.get(PENDING, pending_id)
         if record is None:
             raise AlreadyDecided(pending_id)
+        if time.time() - float(record.get("created_at") or 0) > self.settings.limits.approval_ttl_s:
+            await self._expire(pending_id)
+            raise ApprovalExpired(pending_id)
         if record.get("kind") == DIRECT:
             return await self._decide_direct(pending_id, approver, scope, on_decided)
         async with self._locks.hold(record["session_id"]):
@@ -280,6 +285,25 @@ class Agent:
                     pending, call, approver=approver, scope=scope, on_decided=on_decided
                 )
             )
+
+    async def _expire(self, pending_id: str) -> None:
+        """An undecided approval past its lifetime: drop it, tell the audit log, and answer
+        the paused call (if any) so the thread can go on."""
+        claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+        if claimed is None:
+            return
+        pending = PendingApproval.from_json(claimed)
+        await record_pending(self.audit, pending, None, "expired")
+        if pending.kind == DIRECT:
+            return
+        async with self._locks.hold(pending.session_id):
+            session = await self.sessions.load(pending.session_id)
+            if session is None or session.pending_id != pending_id:
+                return
+            session.messages.append(tool_message(pending.tool_call_id, EXPIRED_CALL))
+            session.pending_id = None
+            session.status = SessionStatus.IDLE
+            await self.sessions.save(session)
 
     async def _open_question(self, session: Session) -> Question | None:
         if session.question_id is None:

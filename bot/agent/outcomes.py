@@ -140,5 +140,9 @@ class AlreadyDecided(Exception):
     done."""
 
 
+class ApprovalExpired(AlreadyDecided):
+    """The approval was never decided and is past its lifetime; nothing was done."""
+
+
 class NotYourQuestion(Exception):
     """Someone other than the person the question was asked of tried to answer it."""

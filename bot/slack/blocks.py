@@ -12,6 +12,7 @@ from typing import Any
 
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.slack import mrkdwn
+from bot.state.grants import SQL_WHITESPACE
 
 Block = dict[str, Any]
 
@@ -71,7 +72,7 @@ def error_message(message: str) -> dict[str, Any]:
 
 def card_sql(sql: str) -> tuple[str, bool]:
     """The SQL as shown in a card (escaped, cut to fit); True when it was cut."""
-    return mrkdwn.truncate(mrkdwn.escape(sql.strip()), CARD_SQL_CHARS)
+    return mrkdwn.truncate(mrkdwn.code_text(sql.strip(SQL_WHITESPACE)), CARD_SQL_CHARS)
 
 
 def _facts(pending: PendingApproval) -> Block:
@@ -176,16 +177,21 @@ def approval_card(pending: PendingApproval) -> dict[str, Any]:
     return {"text": summary, "blocks": blocks}
 
 
-def superseded_card(pending: PendingApproval) -> dict[str, Any]:
-    """The card of an approval a newer message in the thread replaced: nothing ran."""
-    line = ":heavy_minus_sign: *Not run:* a newer message in this thread replaced this request."
+def superseded_card(pending: PendingApproval, *, expired: bool = False) -> dict[str, Any]:
+    """The card of an approval nobody can decide any more — a newer message in the thread
+    replaced it, or it expired: nothing ran."""
+    why = (
+        "this request expired before anyone decided; ask again if it is still wanted."
+        if expired
+        else "a newer message in this thread replaced this request."
+    )
     blocks = [
         {"type": "header", "text": plain(":heavy_minus_sign: No longer pending")},
         _facts(pending),
         *_sql_blocks(pending),
-        markdown_section(line),
+        markdown_section(f":heavy_minus_sign: *Not run:* {why}"),
     ]
-    return {"text": "No longer pending: replaced by a newer message", "blocks": blocks}
+    return {"text": f"No longer pending: {why}", "blocks": blocks}
 
 
 def decided_card(decision: ApprovalDecision) -> dict[str, Any]:

@@ -8,11 +8,18 @@ double click or a replayed payload does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.outcomes import AlreadyDecided, ApprovalDecision, Failed
+from bot.agent.outcomes import (
+    AlreadyDecided,
+    ApprovalDecision,
+    ApprovalExpired,
+    Failed,
+    PendingApproval,
+)
 from bot.slack import blocks, replies
 from bot.slack.conversations import UNEXPECTED, post_outcome, remember_open
 from bot.slack.services import Services
@@ -23,6 +30,7 @@ log = logging.getLogger(__name__)
 
 NOT_AN_APPROVER = "Only the configured approvers can approve or deny changes; nothing was done."
 NO_APPROVERS = "No approvers are configured, so nobody can approve changes; nothing was done."
+EXPIRED = "This approval request expired before anyone decided; nothing was done."
 ALREADY_DECIDED = (
     "This request is no longer pending (it was decided, or a newer message replaced it); "
     "nothing was done."
@@ -83,12 +91,14 @@ async def handle_click(services: Services, click: Click) -> None:
     thread = Thread.from_session_id(pending.session_id)
 
     async def job() -> None:
-        await decide(services, click, thread)
+        await decide(services, click, thread, pending)
 
     services.queues.submit(thread.session_id, job)
 
 
-async def decide(services: Services, click: Click, thread: Thread) -> None:
+async def decide(
+    services: Services, click: Click, thread: Thread, pending: PendingApproval
+) -> None:
     client = services.client
     status = replies.StatusLine(client, thread, grace_s=services.status_grace_s)
 
@@ -123,6 +133,16 @@ async def decide(services: Services, click: Click, thread: Thread) -> None:
                 progress=status.show,
                 on_decided=on_decided,
             )
+    except ApprovalExpired:
+        await status.clear()
+        await _tell(services, click, EXPIRED)
+        with contextlib.suppress(*replies.SLACK_ERRORS):
+            await client.chat_update(
+                channel=click.channel,
+                ts=click.card_ts,
+                **blocks.superseded_card(pending, expired=True),
+            )
+        return
     except AlreadyDecided:
         await status.clear()
         await _tell(services, click, ALREADY_DECIDED)

@@ -37,6 +37,23 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+# Characters that change what a reader sees without showing themselves: bidi overrides and
+# isolates, zero-width marks, spaces other than the plain one (a no-break space is part of a
+# name to the server), and C0/C1 controls other than newline and tab.
+_INVISIBLE = re.compile(
+    "[\u0000-\u0008\u000b-\u001f\u007f-\u00a0\u1680\u2000-\u200f\u2028-\u202f"
+    "\u205f-\u2064\u2066-\u2069\u3000\ufeff]"
+)
+
+
+def code_text(text: str) -> str:
+    """Text to show inside a ``` block exactly as it is: escaped, with anything that could
+    end the block early (a ``` of its own) broken up, and invisible characters made visible,
+    so an approver reads the statement that will run and nothing else."""
+    visible = _INVISIBLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
+    return escape(visible).replace("```", "`\u200b`\u200b`")
+
+
 def to_mrkdwn(markdown: str) -> str:
     """Convert the model's Markdown to escaped mrkdwn; code is escaped and otherwise intact.
 

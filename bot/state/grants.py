@@ -22,8 +22,13 @@ class GrantScope(StrEnum):
     THREAD = "thread"
 
 
+# Only the whitespace SQL itself ignores: a no-break space is part of a quoted name, and
+# `DROP TABLE x` and `DROP TABLE x\u00a0` drop different tables.
+SQL_WHITESPACE = " \t\r\n\f\v"
+
+
 def sql_digest(sql: str) -> str:
-    return hashlib.sha256(sql.strip().encode("utf-8")).hexdigest()
+    return hashlib.sha256(sql.strip(SQL_WHITESPACE).encode("utf-8")).hexdigest()
 
 
 def _binding(session_id: str, database: str, sql: str) -> str:

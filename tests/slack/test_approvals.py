@@ -236,3 +236,26 @@ async def test_a_newer_message_closes_the_card_it_replaces(harness: SlackHarness
     assert "no longer pending" in note.text
     await harness.idle()
     assert await column(harness, "status", 11) == "pending"
+
+
+async def test_an_expired_card_runs_nothing_and_loses_its_buttons(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    assert harness.agent is not None and harness.store is not None
+    (pending_id,) = [key for key, _ in await harness.store.items("pending")]
+
+    def older(table) -> None:
+        record = table.get(pending_id)
+        record["created_at"] -= harness.settings.limits.approval_ttl_s + 1
+        table[pending_id] = record
+
+    await harness.store.transact("pending", older)
+    await harness.click("approve_once", card, user=APPROVER)
+    (note,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "expired" in note.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+    expired = slack.message(CHANNEL, card.ts)
+    assert not has_buttons(expired) and "expired" in shown(expired)

@@ -115,3 +115,32 @@ def test_truncate_marks_the_cut_and_keeps_entities_whole() -> None:
     assert truncate("abc&amp;def", 6) == ("abc…", True)
     text, cut = truncate("x" * 100, 10)
     assert cut and len(text) == 10 and text.endswith("…")
+
+
+CODE_TEXT = [
+    # (sql, what must not survive, reason)
+    (
+        "SELECT 1 -- ```\n*DROP* everything",
+        "```",
+        "a fence in the SQL must not end the card's block",
+    ),
+    ("SELECT '\u202e' AS x", "\u202e", "a bidi override must not reorder what the approver reads"),
+    ("SELECT 1\u200b", "\u200b", "a zero-width character must show itself"),
+    ("SELECT 1\x00", "\x00", "a control character must show itself"),
+    ("SELECT 1 < 2 & 3 > 1", "<", "Slack's control characters are escaped"),
+]
+
+
+@pytest.mark.parametrize(("sql", "hidden", "reason"), CODE_TEXT, ids=[c[2] for c in CODE_TEXT])
+def test_code_text_shows_the_statement_and_nothing_else(sql, hidden, reason):
+    from bot.slack.mrkdwn import code_text
+
+    shown = code_text(sql)
+    assert hidden not in shown.replace("`\u200b`\u200b`", ""), reason
+    assert "\n" in shown or "\n" not in sql, "line breaks stay as they are"
+
+
+def test_a_no_break_space_in_a_name_is_shown():
+    from bot.slack.mrkdwn import code_text
+
+    assert code_text("DROP TABLE x\u00a0") == "DROP TABLE x\\u00a0"

@@ -70,6 +70,7 @@ MISMATCHES = [
     ("s1", "shop", SQL.replace("7", "8"), "SQL differing by one character"),
     ("s1", "shop", SQL + ";", "a trailing semicolon is a different text"),
     ("s1", "shop", SQL.lower(), "case matters: the exact text was approved"),
+    ("s1", "shop", SQL + "\u00a0", "a no-break space is part of a name, not whitespace"),
 ]
 
 

@@ -7,6 +7,7 @@ or an `ApprovalRequired` that pauses the run. Failures it can word (DbError) bec
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -15,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.agent.outcomes import QueryResult, Requester
-from bot.config import Mode, Settings
+from bot.config import Limits, Mode, Settings
 from bot.db.types import ResultSet
+from bot.sql.risk import Classification, classify
 
 if TYPE_CHECKING:
     from bot.agent.skills import Skills
@@ -143,6 +145,23 @@ def table(result: ResultSet, **extra: Any) -> dict[str, Any]:
         "truncated": result.truncated,
         **extra,
     }
+
+
+# Classifying is fast (tens of microseconds a statement), but a pasted dump of thousands of
+# statements would hold the event loop for seconds: those go to a worker thread.
+_CLASSIFY_INLINE_CHARS = 4_000
+
+
+async def classify_sql(sql: str, limits: Limits) -> Classification | ToolReply:
+    """The classification, or the reply refusing SQL too long to consider."""
+    if len(sql) > limits.max_sql_chars:
+        return error(
+            f"the SQL is {len(sql):,} characters; the limit is {limits.max_sql_chars:,}. "
+            "Send smaller statements."
+        )
+    if len(sql) <= _CLASSIFY_INLINE_CHARS:
+        return classify(sql)
+    return await asyncio.to_thread(classify, sql)
 
 
 def error(message: str) -> ToolReply:

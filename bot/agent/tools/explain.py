@@ -13,10 +13,10 @@ from bot.agent.tools.base import (
     Tool,
     ToolContext,
     ToolReply,
+    classify_sql,
     dumps,
     error,
 )
-from bot.sql.risk import classify
 
 # Statements that are already about plans or metadata: there is nothing to explain.
 _NOT_EXPLAINABLE = ("EXPLAIN", "DESC", "SHOW", "ANALYZE", "HELP")
@@ -29,7 +29,9 @@ class ExplainParameters(Parameters):
 
 async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolReply:
     db = context.databases.get(args.database)
-    classification = classify(args.sql)
+    classification = await classify_sql(args.sql, context.settings.limits)
+    if isinstance(classification, ToolReply):
+        return classification
     if not classification.is_read_only:
         return error(
             "Blocked: explain_query explains read-only statements only; this is a "

@@ -20,12 +20,13 @@ from bot.agent.tools.base import (
     ToolContext,
     ToolOutcome,
     ToolReply,
+    classify_sql,
     dumps,
     table,
 )
 from bot.db.types import DbError, Execution
 from bot.guard import NeedsApproval, Refused, decide
-from bot.sql.risk import Classification, classify
+from bot.sql.risk import Classification
 
 
 class QueryParameters(Parameters):
@@ -106,7 +107,9 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
     limits = context.settings.limits
     wanted = args.limit or limits.default_rows
     limit = min(wanted, limits.max_rows)
-    classification = classify(args.sql)
+    classification = await classify_sql(args.sql, context.settings.limits)
+    if isinstance(classification, ToolReply):
+        return classification
     decision = decide(classification, db.config, granted=False)
     if isinstance(decision, NeedsApproval) and await context.grants.consume(
         context.session_id, args.database, args.sql

@@ -125,3 +125,23 @@ async def test_every_executed_statement_is_audited_with_requester_rows_and_durat
     assert [(r["outcome"], r["rows"]) for r in records] == [("executed", 2), ("executed", 3)]
     assert all(r["requester"] == "U0REQUEST" and r["duration_ms"] >= 0 for r in records)
     assert records[0]["risk"] == "read_only"
+
+
+async def test_sql_over_the_size_limit_is_refused_before_anything_else(
+    tool_context: ToolContext,
+) -> None:
+    limit = tool_context.settings.limits.max_sql_chars
+    sql = "SELECT 1" + " " * limit
+    reply = await reply_of(tool_context, "execute_query", {"database": STAGING, "sql": sql})
+    assert reply.content.startswith("Error: the SQL is ")
+    assert f"the limit is {limit:,}" in reply.content
+    assert await audit_outcomes(tool_context) == []
+
+
+async def test_a_long_script_is_classified_off_the_event_loop_and_judged_as_a_whole(
+    tool_context: ToolContext,
+) -> None:
+    sql = "SELECT id FROM events WHERE id = 1;\n" * 300 + CANCEL_11
+    outcome = await call_tool(tool_context, "execute_query", {"database": STAGING, "sql": sql})
+    assert isinstance(outcome, ApprovalRequired), "one write among 300 reads needs approval"
+    assert outcome.risk == "write"
