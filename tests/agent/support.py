@@ -14,6 +14,12 @@ from bot.agent.turns import ToolCall
 from bot.config import DatabaseConfig, Limits, Settings
 from tests.fakes.model_server import FakeModelServer
 
+# The tools each mode offers: the DESIGN's, plus ask_user (issue 6), which executes nothing.
+ASK_TOOLS = frozenset(
+    {"list_databases", "list_tables", "get_columns", "get_current_time", "get_skill", "ask_user"}
+)
+AGENT_TOOLS = ASK_TOOLS | {"execute_query", "get_sample_data", "explain_query"}
+
 # One schema per test process: two runs at once (a developer and CI) never share rows.
 SCHEMA = f"dbagent_t_agent_{os.getpid()}"
 STAGING = "shop-staging"

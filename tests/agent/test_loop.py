@@ -7,20 +7,9 @@ import json
 
 from bot.agent import Agent, Answer, Failed, Outcome, Progress, SessionStatus
 from bot.config import Mode
-from tests.agent.support import BIG_ROWS, REQUESTER, SESSION, STAGING, AgentFactory
+from tests.agent.support import AGENT_TOOLS, BIG_ROWS, REQUESTER, SESSION, STAGING, AgentFactory
 from tests.fakes.model_server import FakeModelServer, call, calls, say
 
-AGENT_TOOLS = {
-    "list_databases",
-    "list_tables",
-    "get_columns",
-    "get_current_time",
-    "get_skill",
-    "execute_query",
-    "get_sample_data",
-    "explain_query",
-    "ask_user",
-}
 COUNT_BY_STATUS = "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status"
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Self
+
 from aiohttp import web
 
 
@@ -13,3 +15,28 @@ async def serve_locally(app: web.Application) -> tuple[web.AppRunner, int]:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return runner, port
+
+
+class LocalServer:
+    """A fake outside service: `start()`/`stop()` or `async with`; subclasses build the app."""
+
+    _runner: web.AppRunner | None = None
+    _port: int = 0
+
+    def build(self) -> web.Application:
+        raise NotImplementedError
+
+    async def start(self) -> Self:
+        self._runner, self._port = await serve_locally(self.build())
+        return self
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> Self:
+        return await self.start()
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()

@@ -29,7 +29,7 @@ from typing import Any, Literal
 import pytest
 from aiohttp import web
 
-from tests.fakes.local import serve_locally
+from tests.fakes.local import LocalServer
 
 JsonObject = dict[str, Any]
 
@@ -89,7 +89,7 @@ _ERROR_TYPES = {
 }
 
 
-class FakeModelServer:
+class FakeModelServer(LocalServer):
     def __init__(
         self,
         turns: list[Turn] | tuple[Turn, ...] = (),
@@ -115,8 +115,6 @@ class FakeModelServer:
         self.requests: list[JsonObject] = []
         self.headers: list[dict[str, str]] = []
         self._ids = itertools.count(1)
-        self._runner: web.AppRunner | None = None
-        self._port = 0
 
     # -- scripting ----------------------------------------------------------------------
     def script(self, *turns: Turn) -> None:
@@ -156,22 +154,10 @@ class FakeModelServer:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._port}/v1"
 
-    async def start(self) -> FakeModelServer:
+    def build(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._chat_completions)
-        self._runner, self._port = await serve_locally(app)
-        return self
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeModelServer:
-        return await self.start()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
+        return app
 
     # -- the endpoint -------------------------------------------------------------------
     async def _next_turn(self, body: JsonObject) -> Turn:

@@ -27,7 +27,7 @@ from typing import Any
 import pytest
 from aiohttp import WSMsgType, web
 
-from tests.fakes.local import serve_locally
+from tests.fakes.local import LocalServer
 
 JsonObject = dict[str, Any]
 
@@ -84,7 +84,7 @@ class UploadedFile:
         return self.content.decode("utf-8")
 
 
-class FakeSlack:
+class FakeSlack(LocalServer):
     def __init__(
         self,
         *,
@@ -117,8 +117,6 @@ class FakeSlack:
         self.sockets: list[web.WebSocketResponse] = []
         self.socket_acks: list[JsonObject] = []
         self._envelopes = itertools.count(1)
-        self._runner: web.AppRunner | None = None
-        self._port = 0
 
     # -- scripting ----------------------------------------------------------------------
     def rate_limit_next(self, method: str, retry_after_s: int = 1) -> None:
@@ -185,25 +183,13 @@ class FakeSlack:
         """The Web API base URL for `AsyncWebClient(base_url=…)` (ends with a slash)."""
         return f"{self.url}/api/"
 
-    async def start(self) -> FakeSlack:
+    def build(self) -> web.Application:
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_post("/api/{method}", self._api)
         app.router.add_get("/api/{method}", self._api)
         app.router.add_post("/upload/{file_id}", self._upload)
         app.router.add_get("/socket", self._socket)
-        self._runner, self._port = await serve_locally(app)
-        return self
-
-    async def stop(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
-
-    async def __aenter__(self) -> FakeSlack:
-        return await self.start()
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.stop()
+        return app
 
     # -- the endpoints ------------------------------------------------------------------
     async def _arguments(self, request: web.Request) -> JsonObject:

@@ -9,28 +9,7 @@ import pytest
 from bot.agent import tools
 from bot.agent.tools import ToolContext
 from bot.config import Mode
-from tests.agent.support import reply_of
-
-AGENT_TOOLS = [
-    "list_databases",
-    "list_tables",
-    "get_columns",
-    "get_current_time",
-    "get_skill",
-    "execute_query",
-    "get_sample_data",
-    "explain_query",
-    "ask_user",  # issue 6: questions back to the person
-]
-# The DESIGN's five metadata tools, plus ask_user, which executes nothing.
-ASK_TOOLS = [
-    "list_databases",
-    "list_tables",
-    "get_columns",
-    "get_current_time",
-    "get_skill",
-    "ask_user",
-]
+from tests.agent.support import AGENT_TOOLS, ASK_TOOLS, reply_of
 
 
 def parameters(name: str) -> dict:
