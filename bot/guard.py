@@ -58,7 +58,10 @@ def _foreign_targets(classification: Classification, own_schema: str | None) -> 
             if target.schema is None:
                 continue
             if target.schema == SERVER_WIDE:
-                foreign.append("the whole server (users, privileges, global settings)")
+                foreign.append(
+                    "things beyond this database (the server's users, privileges, settings "
+                    "or files, stored programs, or other servers)"
+                )
             elif own_schema is None or target.schema.lower() != own_schema.lower():
                 foreign.append(f"{target.schema}.{target.name}" if target.name else target.schema)
     return foreign

@@ -118,4 +118,4 @@ def test_a_qualified_write_without_a_schema_in_the_url_is_refused():
 
 def test_a_server_wide_statement_says_so():
     decision = decide(classification(D, SERVER), database("staging"), granted=True)
-    assert isinstance(decision, Refused) and "the whole server" in decision.reason
+    assert isinstance(decision, Refused) and "beyond this database" in decision.reason

@@ -197,6 +197,16 @@ _UNTERMINATED = {
 }
 
 
+def upper_masked(piece: Piece) -> str:
+    """``piece.masked`` in upper case, character for character: an offset in it is an offset
+    in the statement. (``str.upper`` turns "ß" into "SS", which would shift every later
+    offset; such characters are left as they are.)"""
+    upper = piece.masked.upper()
+    if len(upper) == len(piece.masked):
+        return upper
+    return "".join(char if len(high := char.upper()) != 1 else high for char in piece.masked)
+
+
 def _has_escaped_quote(body: str, quote: str) -> bool:
     """True when a backslash escape in a literal's body escapes the literal's own quote."""
     return any(escape.group()[1] == quote for escape in _ESCAPE.finditer(body))

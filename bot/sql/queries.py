@@ -8,10 +8,17 @@ comments can no longer pose as keywords; it is a superset of what the parse tree
 (a lock or an INTO in the tree always comes from one of these words), so the tree is not
 walked again for them.
 
+Calls: every ``name (`` in the code is a call unless the name is a known built-in written
+the way MariaDB resolves to the built-in, or a keyword (functions.py says which spellings
+those are). The only ``name (`` that is not a call although the name is neither is a CTE or
+derived-table name with a column list (``WITH c (n) AS …``); the parse tree settles those by
+position — the name must stand exactly where the tree has such a name. A table, alias or
+CTE elsewhere that happens to share a called function's name excuses nothing
+(``SELECT evil() FROM t AS evil`` calls the stored function evil).
+
 The parser (sqlglot, MySQL dialect) is the second opinion: the statement must parse, as a
 query — or, after WITH, as the INSERT/UPDATE/DELETE of a writable CTE. Anything it cannot
-read is UNKNOWN and not read-only. The tree also resolves names that look like calls but
-are CTE or derived-table names with column lists (``WITH c (n) AS …``).
+read is UNKNOWN and not read-only.
 """
 
 from __future__ import annotations
@@ -19,16 +26,23 @@ from __future__ import annotations
 import re
 import string
 import threading
+from typing import NamedTuple
 
 from sqlglot import exp
 from sqlglot.dialects.dialect import Dialect
 
-from bot.sql.functions import PAREN_KEYWORDS, SAFE_FUNCTIONS, SIDE_EFFECT_FUNCTIONS
-from bot.sql.lexical import Piece
+from bot.sql.functions import (
+    CONTEXT_KEYWORDS,
+    NEVER_STORED,
+    PAREN_KEYWORDS,
+    SAFE_FUNCTIONS,
+    SIDE_EFFECT_FUNCTIONS,
+)
+from bot.sql.lexical import Piece, upper_masked
 from bot.sql.risk import Risk, TableRef
-from bot.sql.targets import dml_targets, read_tables
-from bot.sql.tokens import unquote
-from bot.sql.verdict import Verdict, read, unknown
+from bot.sql.targets import dml_targets, qualified_names, read_tables
+from bot.sql.tokens import tokenize, unquote
+from bot.sql.verdict import SERVER, Verdict, read, unknown
 
 _MYSQL = Dialect.get_or_raise("mysql")
 _WHITESPACE = " \t\n\r\f\v"
@@ -71,6 +85,10 @@ _NAME = re.compile(
     r"\s*(`[^`]*`|[\w$\u0080-\U0010ffff]+)(?:\s*\.\s*(`[^`]*`|[\w$\u0080-\U0010ffff]+))?"
 )
 _PREVIOUS_VALUE = re.compile(r"\bPREVIOUS\s+VALUE\s+FOR\b")
+# DUMPFILE is not reserved: it names a file only when a literal follows (INSERT INTO dumpfile).
+_FILE_LITERAL = re.compile(r"\s*(?:_\w+\s*)?['\"]")
+# Inside JSON_TABLE( … ): the row path literal and its COLUMNS clause.
+_COLUMNS_CLAUSE = re.compile(r"'\s*COLUMNS\s*\(")
 
 _INTO_REASONS = {
     "OUTFILE": "SELECT … INTO OUTFILE writes a file on the database server",
@@ -112,37 +130,78 @@ def parse(code: str) -> tuple[exp.Expression | None, str]:
 def judge_query(piece: Piece, first: str) -> Verdict:
     kind = _QUERY_KINDS.get(first, first)
     verdict = read(kind, f"{kind} only reads data")
-    upper = piece.masked.upper()
+    upper = upper_masked(piece)
     found = _scan_keywords(piece, upper, verdict, first=first)
-    maybe_calls = _scan_calls(piece, verdict)
+    calls = _scan_calls(piece, upper)
     tree, error = parse(_parser_text(piece, upper))
-    if tree is None:
+    if tree is None or not (
+        isinstance(tree, _QUERY_ROOTS) or (first == "WITH" and type(tree) in _DML_KINDS)
+    ):
+        # Unreadable: not read-only, and every call and lock counts (nothing can excuse a
+        # call, and a lock's tables are every qualified name in it — a superset).
+        why = (
+            f"the parser cannot read it as a query ({error}); not read-only"
+            if tree is None
+            else f"the parser reads it as {type(tree).__name__}, not as a query"
+        )
         if verdict.risk is Risk.READ_ONLY:
-            return unknown(f"the parser cannot read it as a query ({error}); not read-only")
+            verdict = unknown(why)
+        _apply_calls(verdict, calls, set())
+        if "lock" in found:
+            verdict.add_targets(qualified_names(tokenize(piece)))
         return verdict
     dml_kind = _DML_KINDS.get(type(tree))
-    if dml_kind is not None and first == "WITH":
+    if dml_kind is not None:
         verdict.kind = dml_kind
         verdict.at_least(Risk.WRITE, f"WITH … {dml_kind} changes rows (a writable CTE)")
         verdict.add_targets(dml_targets(tree))
-    elif not isinstance(tree, _QUERY_ROOTS):
-        return unknown(f"the parser reads it as {type(tree).__name__}, not as a query")
-    if maybe_calls:
-        aliases = {alias.name.lower() for alias in tree.find_all(exp.TableAlias)}
-        for name in maybe_calls:
-            if name.lower() not in aliases:
-                verdict.at_least(Risk.WRITE, _unknown_function(name))
+    if calls:
+        _apply_calls(verdict, calls, _column_list_names(tree))
     if "lock" in found:
         verdict.add_targets(read_tables(tree))
     return verdict
 
 
+def _apply_calls(verdict: Verdict, calls: list[_Call], not_calls: set[int]) -> None:
+    for call in calls:
+        if call.start not in not_calls:
+            verdict.at_least(Risk.WRITE, call.reason)
+            verdict.add_targets(call.targets)
+
+
 def judge_show(piece: Piece) -> Verdict:
     verdict = read("SHOW", "SHOW only reads metadata")
-    _scan_keywords(piece, piece.masked.upper(), verdict, first="SHOW")
-    for name in _scan_calls(piece, verdict):
-        verdict.at_least(Risk.WRITE, _unknown_function(name))
+    upper = upper_masked(piece)
+    _scan_keywords(piece, upper, verdict, first="SHOW")
+    _apply_calls(verdict, _scan_calls(piece, upper), set())
     return verdict
+
+
+def reach_targets(piece: Piece) -> list[TableRef]:
+    """For a statement that is not a query: what it reaches besides its own targets —
+    routines it calls by a qualified name (``other.f()``), sequences it advances
+    (``NEXTVAL(other.s)``, ``NEXT VALUE FOR other.s``) and the server's file system
+    (``LOAD_FILE``, ``INTO OUTFILE``). Its own risk is judged elsewhere."""
+    scratch = Verdict(Risk.WRITE, "")
+    upper = upper_masked(piece)
+    _scan_keywords(piece, upper, scratch, first="")
+    if "(" in upper:
+        for call in _scan_calls(piece, upper):
+            scratch.add_targets(call.targets)
+    return scratch.targets
+
+
+def _column_list_names(tree: exp.Expression) -> set[int]:
+    """Start offsets of the CTE and derived-table names that carry a column list
+    (``WITH c (n) AS``, ``AS d (x)``): the one place where ``name (`` is not a call."""
+    starts: set[int] = set()
+    for alias in tree.find_all(exp.TableAlias):
+        name = alias.this
+        if alias.args.get("columns") and isinstance(name, exp.Identifier):
+            start = name.meta.get("start")
+            if isinstance(start, int):
+                starts.add(start)
+    return starts
 
 
 def _unknown_function(name: str) -> str:
@@ -180,6 +239,12 @@ def _scan_keywords(piece: Piece, upper: str, verdict: Verdict, *, first: str) ->
                 Risk.WRITE,
                 _INTO_REASONS.get(word, "SELECT … INTO stores the result instead of returning it"),
             )
+            if word == "OUTFILE" or (
+                word == "DUMPFILE"
+                and following is not None
+                and _FILE_LITERAL.match(upper, following.end())
+            ):
+                verdict.add_targets([SERVER])  # the server's file system
         elif group == "dml":
             word = match.group()
             if _is_call(upper, match.end()) and word in ("INSERT", "REPLACE"):
@@ -199,9 +264,9 @@ def _scan_keywords(piece: Piece, upper: str, verdict: Verdict, *, first: str) ->
                 continue  # NEXTVAL(s): the call scan reports it
             word = match.group()
             verdict.at_least(Risk.WRITE, f"{word} advances or sets a sequence, a persistent change")
-            sequence = _name_before_dot(piece, match.start())
+            sequence = _qualified_before_dot(piece, match.start())
             if sequence:
-                verdict.add_targets([TableRef(None, sequence)])
+                verdict.add_targets([sequence])
         elif group == "procedure":
             if first == "SHOW":
                 continue  # SHOW PROCEDURE STATUS / SHOW CREATE PROCEDURE
@@ -228,11 +293,20 @@ def _is_word_char(char: str) -> bool:
     return char.isalnum() or char in "_$" or char > "\x7f"
 
 
-def _scan_calls(piece: Piece, verdict: Verdict) -> list[str]:
-    """Judge every ``name(`` in the code; return names that may still be non-calls (CTE or
-    derived-table names with column lists), for the parse tree to settle."""
+class _Call(NamedTuple):
+    """A ``name (`` that makes a statement a write, unless the parse tree shows the name to
+    be a CTE or derived-table name with a column list at exactly this position."""
+
+    start: int  # where the name starts (its opening quote when quoted)
+    reason: str
+    targets: tuple[TableRef, ...]
+
+
+def _scan_calls(piece: Piece, upper: str) -> list[_Call]:
+    """Judge every ``name (`` in the code (``upper`` is the upper-cased masked text)."""
     masked = piece.masked
-    maybe: list[str] = []
+    calls: list[_Call] = []
+    parens: _Parens | None = None
     index = masked.find("(")
     while index >= 0:
         end = index
@@ -240,31 +314,115 @@ def _scan_calls(piece: Piece, verdict: Verdict) -> list[str]:
             end -= 1
         if end:
             name, start, quoted = _name_ending_at(piece, end)
-            if name is None:
-                pass  # "((", ", (", "= (": no name before the parenthesis
-            elif _follows_dot(masked, start):
-                qualifier = _name_before_dot(piece, start) or "?"
-                verdict.at_least(
-                    Risk.WRITE,
-                    f"calls {qualifier}.{name}(), a stored function, which can change data",
-                )
-            elif quoted:
-                maybe.append(name)
-            elif name.upper() not in _HARMLESS_BEFORE_PAREN:  # COUNT(, IN (, CAST(, …
-                _judge_call(piece, name, index, verdict, maybe)
+            if name is not None:  # not "((", ", (", "= (": no name before the parenthesis
+                word = upper[start:end] if not quoted else ""
+                gap = end != index  # blanks or a comment between the name and "("
+                if (
+                    word in _HARMLESS_BEFORE_PAREN
+                    and (not gap or word in NEVER_STORED)
+                    and not _follows_dot(masked, start)
+                ):
+                    pass  # COUNT(, IN (, CAST(, OVER (: the common case, settled at once
+                elif word in CONTEXT_KEYWORDS and not _follows_dot(masked, start):
+                    if parens is None:
+                        parens = _Parens(masked)
+                    if not _in_context(word, upper, start, index, parens):
+                        calls.append(_Call(start, _unknown_function(name), ()))
+                else:
+                    calls.append(_judge_call(piece, name, start, index, quoted=quoted, gap=gap))
         index = masked.find("(", index + 1)
-    return maybe
+    return calls
 
 
-def _judge_call(piece: Piece, name: str, paren: int, verdict: Verdict, maybe: list[str]) -> None:
+def _judge_call(
+    piece: Piece, name: str, start: int, paren: int, *, quoted: bool, gap: bool
+) -> _Call:
+    """A ``name (`` that is not a known built-in spelt the way the server resolves it."""
+    if _follows_dot(piece.masked, start):
+        qualifier = _name_before_dot(piece, start)
+        return _Call(
+            start,
+            f"calls {qualifier or '?'}.{name}(), a stored function, which can change data",
+            (TableRef(qualifier, name),) if qualifier else (),
+        )
     upper = name.upper()
     why = SIDE_EFFECT_FUNCTIONS.get(upper)
     if why is not None:
-        verdict.at_least(Risk.WRITE, why)
+        targets: list[TableRef] = []
         if upper in ("NEXTVAL", "SETVAL"):
-            verdict.add_targets(_names_at(piece, paren + 1))
-        return
-    maybe.append(name)
+            targets = _names_at(piece, paren + 1)
+        elif upper == "LOAD_FILE":
+            targets = [SERVER]  # the server's file system
+        return _Call(start, why, tuple(targets))
+    if quoted:
+        return _Call(
+            start,
+            f"calls `{name}`(): a quoted name is looked up as a stored function (only some "
+            "built-ins are found that way), which can change data",
+            (),
+        )
+    if gap:
+        return _Call(
+            start,
+            f"calls {name} (…) with a space or comment before the parenthesis, which makes "
+            f"MariaDB look for a stored function {name} first; stored functions can change "
+            "data (write it without the gap)",
+            (),
+        )
+    return _Call(start, _unknown_function(name), ())
+
+
+class _Parens:
+    """Matching parentheses of a statement's masked text, built only when a context check
+    needs them (AGAINST, COLUMNS, JSON_TABLE): one pass, linear in the text."""
+
+    __slots__ = ("close_of", "open_of", "parent")
+
+    def __init__(self, masked: str) -> None:
+        self.close_of: dict[int, int] = {}
+        self.open_of: dict[int, int] = {}
+        self.parent: dict[int, int] = {}  # an open parenthesis -> the one enclosing it (or -1)
+        stack: list[int] = []
+        for match in _PAREN.finditer(masked):
+            position = match.start()
+            if masked[position] == "(":
+                self.parent[position] = stack[-1] if stack else -1
+                stack.append(position)
+            elif stack:
+                opened = stack.pop()
+                self.close_of[opened] = position
+                self.open_of[position] = opened
+
+
+_PAREN = re.compile(r"[()]")
+
+
+def _in_context(word: str, upper: str, start: int, paren: int, parens: _Parens) -> bool:
+    """Is this AGAINST / COLUMNS / JSON_TABLE the syntax, rather than a call? Only in
+    ``MATCH (…) AGAINST (…)``, ``'path' COLUMNS (…)`` and ``JSON_TABLE(… 'path' COLUMNS (…))``
+    — anywhere else MariaDB calls a stored function of that name (verified on 10.11)."""
+    before = start
+    while before and upper[before - 1] in _WHITESPACE:
+        before -= 1
+    if word == "COLUMNS":
+        return before > 0 and upper[before - 1] == "'"
+    if word == "AGAINST":
+        opened = parens.open_of.get(before - 1, -1) if before else -1
+        if opened < 0:
+            return False
+        end = opened
+        while end and upper[end - 1] in _WHITESPACE:
+            end -= 1
+        return upper[max(0, end - 5) : end] == "MATCH" and (
+            end == 5 or not _is_word_char(upper[end - 6])
+        )
+    close = parens.close_of.get(paren, -1)  # JSON_TABLE
+    if close < 0:
+        return False
+    for match in _COLUMNS_CLAUSE.finditer(upper, paren + 1, close):
+        if parens.parent.get(match.end() - 1) == paren:
+            return True
+    return False
 
 
 def _name_ending_at(piece: Piece, end: int) -> tuple[str | None, int, bool]:
@@ -311,6 +469,22 @@ def _name_before_dot(piece: Piece, position: int) -> str | None:
     return name
 
 
+def _qualified_before_dot(piece: Piece, position: int) -> TableRef | None:
+    """For ``s.nextval`` or ``db.s.nextval``: the sequence before the dot, as written."""
+    name = _name_before_dot(piece, position)
+    if name is None:
+        return None
+    masked = piece.masked
+    start = position
+    while start and masked[start - 1] in _WHITESPACE:
+        start -= 1
+    start -= 1  # the dot
+    while start and masked[start - 1] in _WHITESPACE:
+        start -= 1
+    _, name_start, _ = _name_ending_at(piece, start)
+    return TableRef(_name_before_dot(piece, name_start), name)
+
+
 def _name_text(piece: Piece, span: tuple[int, int]) -> str:
     written = piece.text[span[0] : span[1]]
     return unquote(written) if written.startswith("`") else written
@@ -318,7 +492,8 @@ def _name_text(piece: Piece, span: tuple[int, int]) -> str:
 
 def _parser_text(piece: Piece, upper: str) -> str:
     """The text to parse: comments blanked, and MariaDB's PREVIOUS VALUE FOR s (which the
-    parser does not know) spelled as its equivalent LASTVAL(s)."""
+    parser does not know) spelled as its equivalent LASTVAL(s), padded with blanks so that
+    every offset in the tree is still an offset in the statement."""
     code = piece.code
     if "PREVIOUS" not in upper or len(upper) != len(code):
         return code
@@ -329,7 +504,8 @@ def _parser_text(piece: Piece, upper: str) -> str:
         if name is None:
             continue
         parts.append(code[position : match.start()])
-        parts.append(f"LASTVAL({code[name.start(1) : name.end()]})")
+        replacement = f"LASTVAL({code[name.start(1) : name.end()]})"
+        parts.append(replacement.ljust(name.end() - match.start()))
         position = name.end()
     parts.append(code[position:])
     return "".join(parts)

@@ -3,7 +3,14 @@
 Read from the parser's tree, where aliases can be resolved. When the writer of a
 multi-table statement cannot be pinned down (an unqualified SET column, an alias that
 matches nothing), every table in the statement's table list is reported: a superset, so a
-guard comparing schemas errs towards refusing.
+guard comparing schemas errs towards refusing. Parenthesised table references
+(``UPDATE (t JOIN other.u ON …)``, ``JOIN (other.u)``) belong to the table list; derived
+tables (``JOIN (SELECT …) d``) do not, since the server refuses to write through them
+("The target table d of the UPDATE is not updatable").
+
+When the parser cannot read such a statement, its targets come from tokens
+(lexical_dml_targets): every table named anywhere in its table references, parenthesised
+ones included — again a superset.
 """
 
 from __future__ import annotations
@@ -11,7 +18,7 @@ from __future__ import annotations
 from sqlglot import exp
 
 from bot.sql.risk import TableRef
-from bot.sql.tokens import PUNCT, WORD, Token, name_list, qualified_name, skip_words
+from bot.sql.tokens import PUNCT, WORD, Token, qualified_name, skip_words
 
 
 def dml_targets(tree: exp.Expression) -> list[TableRef]:
@@ -44,6 +51,26 @@ def read_tables(tree: exp.Expression) -> list[TableRef]:
     return refs
 
 
+def qualified_names(tokens: list[Token]) -> list[TableRef]:
+    """Every ``a.b`` (and ``a.b.c``, as ``a.b``) among the tokens: the schema-qualified names
+    a statement mentions, for when the parser cannot say which of them are tables. Column
+    references (``t.col``) come along too — a superset."""
+    refs: list[TableRef] = []
+    index = 0
+    while index + 2 < len(tokens):
+        first, dot, second = tokens[index], tokens[index + 1], tokens[index + 2]
+        if first.is_identifier and dot.word == "." and second.is_identifier:
+            ref = TableRef(first.name, second.name)
+            if ref not in refs:
+                refs.append(ref)
+            index += 3
+            while index + 1 < len(tokens) and tokens[index].word == ".":
+                index += 2  # the column of db.table.column
+            continue
+        index += 1
+    return refs
+
+
 def _ref(table: exp.Table) -> TableRef:
     return TableRef(table.db or None, table.name)
 
@@ -63,14 +90,21 @@ def _insert_targets(tree: exp.Insert) -> list[TableRef]:
 
 
 def _table_list(node: exp.Expression | None) -> list[exp.Table]:
-    """Base tables of a table reference list (a table and its joins); not derived tables."""
+    """Base tables of a table reference list: a table and its joins, and parenthesised table
+    references with theirs; not derived tables (the server refuses to write those)."""
     tables: list[exp.Table] = []
     if isinstance(node, exp.Table):
         tables.append(node)
-        for join in node.args.get("joins") or []:
-            tables.extend(_table_list(join.this))
+    elif isinstance(node, exp.Subquery):  # "(t JOIN u ON …)" or "(u)", unless it is a query
+        inner = node.this
+        if isinstance(inner, exp.Subquery) or not isinstance(inner, exp.Query):
+            tables.extend(_table_list(inner))  # ((u)) nests; (SELECT …) is a derived table
     elif isinstance(node, exp.From):
-        tables.extend(_table_list(node.this))
+        return _table_list(node.this)
+    else:
+        return tables
+    for join in node.args.get("joins") or []:
+        tables.extend(_table_list(join.this))
     return tables
 
 
@@ -107,21 +141,31 @@ def _update_targets(tree: exp.Update) -> list[TableRef]:
 
 
 def _delete_targets(tree: exp.Delete) -> list[TableRef]:
-    tables = _table_list(tree.this)
-    for using in tree.args.get("using") or []:
-        tables.extend(_table_list(using))
-    listed = tree.args.get("tables") or []
+    """DELETE FROM t; DELETE <list> FROM <references>; DELETE FROM <list> USING <references>.
+
+    The parser reads the list after FROM (when USING follows) as a table with joins, and
+    puts USING's references in "using"; listed names are resolved against the references
+    the way the server does (alias first, then table name), and a name that resolves to
+    nothing makes every referenced table a target.
+    """
+    using = tree.args.get("using") or []
+    if using:
+        listed: list[exp.Expression] = list(_table_list(tree.this))
+        references = [table for item in using for table in _table_list(item)]
+    else:
+        listed = list(tree.args.get("tables") or [])
+        references = _table_list(tree.this)
     if not listed:
-        return [_ref(tables[0])] if tables else []
+        return [_ref(table) for table in references]  # DELETE FROM t: the one table
+    everything = [_ref(table) for table in references]
     refs: list[TableRef] = []
     for item in listed:
         if not isinstance(item, exp.Table):
-            return [_ref(table) for table in tables]
-        matches = _resolve(item.name, item.db or None, tables)
-        if matches:
-            refs.extend(_ref(table) for table in matches)
-        else:
-            refs.append(_ref(item))
+            return everything + [ref for ref in refs if ref not in everything]
+        matches = _resolve(item.name, item.db or None, references)
+        if not matches:
+            return [*everything, _ref(item)]
+        refs.extend(_ref(table) for table in matches)
     return refs
 
 
@@ -130,28 +174,66 @@ _INSERT_MODIFIERS = frozenset({"LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNO
 _UPDATE_MODIFIERS = frozenset({"LOW_PRIORITY", "IGNORE"})
 _DELETE_MODIFIERS = frozenset({"LOW_PRIORITY", "QUICK", "IGNORE", "FROM"})
 _LIST_STARTERS = frozenset({"FROM", "USING", "JOIN", "STRAIGHT_JOIN", "UPDATE", "DELETE"})
+_NAME_AFTER = frozenset({",", "JOIN", "STRAIGHT_JOIN"})
+_JOINS = frozenset({"JOIN", "STRAIGHT_JOIN", "INNER", "CROSS", "LEFT", "RIGHT", "NATURAL"})
+_NOT_NAMES = frozenset({"SELECT", "WITH", "VALUES", "TABLE", "LATERAL"})
 _LIST_ENDS = frozenset({"SET", "WHERE", "ORDER", "LIMIT", "RETURNING", "VALUES", "VALUE"})
 
 
 def lexical_dml_targets(tokens: list[Token], verb_index: int) -> list[TableRef]:
-    """Targets of INSERT/REPLACE/UPDATE/DELETE from tokens: every table named in its table
-    list(s) at the top level (a superset when aliases cannot be resolved)."""
+    """Targets of INSERT/REPLACE/UPDATE/DELETE from tokens. INSERT and REPLACE: the table
+    after the modifiers. UPDATE and DELETE: every table named in the table references, at
+    any parenthesis depth (``UPDATE (t JOIN other.u ON 1) SET …``), with ON conditions,
+    index hints and USING (column) lists skipped — a superset, since aliases are not
+    resolved."""
     verb = tokens[verb_index].word
     if verb in ("INSERT", "REPLACE"):
         name, _ = qualified_name(tokens, skip_words(tokens, verb_index + 1, _INSERT_MODIFIERS))
         return [name] if name else []
-    refs: list[TableRef] = []
     modifiers = _UPDATE_MODIFIERS if verb == "UPDATE" else _DELETE_MODIFIERS
-    refs.extend(name_list(tokens, skip_words(tokens, verb_index + 1, modifiers)))
+    refs: list[TableRef] = []
+    index = skip_words(tokens, verb_index + 1, modifiers)
     depth = 0
-    for index in range(verb_index + 1, len(tokens)):
+    expect_name = True  # a table name may stand here
+    skip_depth = -1  # inside an ON condition or a (column) list opened at this depth
+    while index < len(tokens):
         token = tokens[index]
-        if token.kind is PUNCT and token.word in "()":
-            depth += 1 if token.word == "(" else -1
-        elif depth == 0 and token.kind is WORD and token.word in _LIST_ENDS:
+        word = token.word
+        if token.kind is PUNCT and word == "(":
+            depth += 1
+            if skip_depth < 0 and _opens_name_list(tokens, index):
+                skip_depth = depth
+            expect_name = skip_depth < 0
+        elif token.kind is PUNCT and word == ")":
+            depth -= 1
+            if 0 <= depth < skip_depth:
+                skip_depth = -1
+            expect_name = False
+        elif depth == 0 and token.kind is WORD and word in _LIST_ENDS:
             break
-        elif depth == 0 and (token.word == "," or token.word in _LIST_STARTERS):
-            for ref in name_list(tokens, index + 1):
-                if ref not in refs:
-                    refs.append(ref)
+        elif skip_depth >= 0:
+            if depth == skip_depth and (word == "," or word in _JOINS):
+                skip_depth = -1
+                expect_name = word in _NAME_AFTER
+        elif token.kind is WORD and word == "ON":
+            skip_depth = depth
+        elif word == "," or (token.kind is WORD and word in _LIST_STARTERS):
+            expect_name = True
+        elif expect_name and token.is_identifier and word not in _NOT_NAMES:
+            name, after = qualified_name(tokens, index)
+            if name is not None and name not in refs:
+                refs.append(name)
+            expect_name = False
+            index = after
+            continue
+        else:
+            expect_name = False
+        index += 1
     return refs
+
+
+def _opens_name_list(tokens: list[Token], paren: int) -> bool:
+    """A "(" that opens a list of indexes or partitions (USE INDEX (…), PARTITION (…)), not
+    table references. USING (…) may be either (DELETE … USING (a JOIN b) or JOIN … USING
+    (id)); its column names are reported as unqualified tables, which is harmless."""
+    return paren > 0 and tokens[paren - 1].word in ("INDEX", "KEY", "PARTITION")

@@ -15,42 +15,53 @@ def whole_schema(schema: str | None) -> TableRef:
 
 
 class Verdict:
-    __slots__ = ("kind", "reasons", "risk", "targets")
+    """Reasons and targets keep their order and hold no duplicates; the sets beside them keep
+    adding one linear however many a statement collects."""
+
+    __slots__ = ("_seen_reasons", "_seen_targets", "kind", "reasons", "risk", "targets")
 
     def __init__(self, risk: Risk, kind: str, reason: str | None = None) -> None:
         self.risk = risk
         self.kind = kind
         self.reasons: list[str] = [reason] if reason else []
         self.targets: list[TableRef] = []
+        self._seen_reasons: set[str] = set(self.reasons)
+        self._seen_targets: set[TableRef] = set()
 
     def at_least(self, risk: Risk, reason: str) -> Verdict:
         """Raise the risk to ``risk`` (never lower it) and record why."""
         if risk.rank > self.risk.rank:
             if self.risk is Risk.READ_ONLY:
-                self.reasons.clear()  # "only reads" no longer holds
+                self._clear_reasons()  # "only reads" no longer holds
             self.risk = risk
         self.add_reason(reason)
         return self
 
     def add_reason(self, reason: str) -> None:
-        if reason not in self.reasons:
+        if reason and reason not in self._seen_reasons:
+            self._seen_reasons.add(reason)
             self.reasons.append(reason)
 
     def add_targets(self, targets: list[TableRef] | tuple[TableRef, ...]) -> None:
         for target in targets:
-            if target not in self.targets:
+            if target not in self._seen_targets:
+                self._seen_targets.add(target)
                 self.targets.append(target)
 
     def absorb(self, other: Verdict, prefix: str = "") -> None:
         """Take another verdict's risk, reasons and targets into this one (max of risks)."""
         if other.risk.rank > self.risk.rank:
             if self.risk is Risk.READ_ONLY:
-                self.reasons.clear()
+                self._clear_reasons()
             self.risk = other.risk
         if other.risk is not Risk.READ_ONLY or self.risk is Risk.READ_ONLY:
             for reason in other.reasons:
                 self.add_reason(prefix + reason)
         self.add_targets(other.targets)
+
+    def _clear_reasons(self) -> None:
+        self.reasons.clear()
+        self._seen_reasons.clear()
 
 
 def read(kind: str, reason: str) -> Verdict:

@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import gc
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from bot.sql.functions import SAFE_FUNCTIONS, SIDE_EFFECT_FUNCTIONS
+from bot.sql.functions import (
+    CONTEXT_KEYWORDS,
+    NEVER_STORED,
+    PAREN_KEYWORDS,
+    SAFE_FUNCTIONS,
+    SIDE_EFFECT_FUNCTIONS,
+)
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
 
 R, W, D, T = Risk.READ_ONLY, Risk.WRITE, Risk.DDL, Risk.TRANSACTION
@@ -136,9 +144,7 @@ READS = [
     ("SELECT @counter", "reading a user variable"),
     ("SELECT ST_AsText(ST_GeomFromText('POINT(1 1)'))", "spatial functions"),
     ("SELECT a FROM t1 STRAIGHT_JOIN t2 ON t1.a = t2.b", "STRAIGHT_JOIN"),
-    ("SELECT a FROM t1 LEFT JOIN LATERAL (SELECT 1 AS b) d ON TRUE", "a lateral join"),
     ("SELECT SQL_CALC_FOUND_ROWS * FROM t LIMIT 1", "a SELECT modifier"),
-    ("SELECT x MEMBER OF ('[1, 2]') FROM t", "MEMBER OF"),
     ("SELECT * FROM t FOR SYSTEM_TIME AS OF TIMESTAMP '2024-01-01 00:00:00'", "a temporal read"),
     ("SELECT 1;", "a trailing semicolon"),
     ("SELECT 1;;", "an empty statement after it"),
@@ -159,6 +165,48 @@ READS = [
     ("SELECT * FROM (VALUES ROW(1), ROW(2)) AS v (a)", "a VALUES derived table"),
     ("SELECT a FROM t WHERE (a, b) IN ((1, 2), (3, 4))", "row constructors"),
     ("SELECT 1 /* a /* b */ + 2", "block comments do not nest"),
+    # Keywords before "(" are no calls, gap or not (reserved or keyword-only on MariaDB 10.11).
+    ("SELECT * FROM t WHERE a IN (1,2) AND (b OR c)", "IN ( and AND ( are keywords, not calls"),
+    ("SELECT ROW_NUMBER() OVER (ORDER BY a) FROM t", "OVER ( opens a window"),
+    ("SELECT * FROM t JOIN u USING (id)", "USING ( lists join columns"),
+    ("SELECT CAST(a AS CHAR) FROM t", "CAST( is the built-in, AS a keyword"),
+    ("SELECT * FROM (SELECT 1) x", "FROM ( opens a derived table"),
+    ("WITH x (a) AS (SELECT 1) SELECT * FROM x", "a CTE column list after a blank"),
+    ("SELECT a FROM t WHERE NOT (a = 1) OR EXISTS (SELECT 1)", "NOT ( and EXISTS ("),
+    ("SELECT CASE WHEN (a > 1) THEN (1) ELSE (0) END FROM t", "WHEN ( THEN ( ELSE ("),
+    ("SELECT a FROM t GROUP BY (a) ORDER BY (a)", "BY ( is a keyword"),
+    ("SELECT a FROM t WHERE a = ANY (SELECT b FROM u)", "ANY ( is keyword-only on MariaDB"),
+    ("SELECT a FROM t WHERE a > SOME (SELECT b FROM u)", "SOME ( is keyword-only on MariaDB"),
+    (
+        "SELECT IF (a, 1, 2), LEFT (b, 2), REPLACE (b, 'x', 'y') FROM t",
+        "reserved words are never stored-function names, so a gap is harmless",
+    ),
+    (
+        "SELECT CAST(a AS DATETIME (6)), CONVERT(b, CHAR (5)) FROM t",
+        "type names before ( are keyword-only",
+    ),
+    ("SELECT * FROM t FORCE INDEX FOR JOIN (PRIMARY) WHERE id = 1", "an index hint FOR JOIN ("),
+    ("SELECT a, MATCH(a) AGAINST('x') FROM t", "MATCH(…) AGAINST(…) without blanks"),
+    (
+        "SELECT * FROM t WHERE MATCH (a) AGAINST ('x' WITH QUERY EXPANSION)",
+        "AGAINST right after MATCH (…) is full-text syntax, not a call",
+    ),
+    (
+        "SELECT * FROM JSON_TABLE ('[{\"a\":[1]}]', '$[*]' COLUMNS (id FOR ORDINALITY, "
+        "NESTED PATH '$.a[*]' COLUMNS (v INT PATH '$'))) AS jt",
+        "JSON_TABLE with its COLUMNS clause, NESTED PATH inside",
+    ),
+    ("WITH sum (n) AS (SELECT 1) SELECT n FROM sum", "a CTE named like a built-in is no call"),
+    (
+        "WITH `get_lock` (n) AS (SELECT 1) SELECT n FROM `get_lock`",
+        "a quoted CTE named like a side-effect function is no call",
+    ),
+    ("SELECT COUNT(*) FROM t AS count", "an alias named like the built-in it calls"),
+    ("SELECT straße, COUNT(*) FROM t GROUP BY 1", "a name whose upper case is longer"),
+    (
+        "SELECT PREVIOUS VALUE FOR s, d.x FROM (SELECT 1) AS d (x)",
+        "tree offsets still match after PREVIOUS VALUE FOR is rewritten",
+    ),
 ]
 
 WRITES = [
@@ -325,6 +373,81 @@ WRITES = [
     ("SELECT 1 UNION SELECT a INTO @v FROM t", "INTO in a UNION part"),
     ("SELECT * FROM t LOCK/**/IN/**/SHARE/**/MODE", "comments inside LOCK IN SHARE MODE"),
     ("SET STATEMENT max_statement_time = 1 FOR UPDATE t SET a = 1", "SET STATEMENT FOR a write"),
+    # A quoted name is an identifier: MariaDB finds native built-ins by it (GET_LOCK,
+    # LOAD_FILE, …) and stored functions otherwise. An alias of the same name excuses nothing.
+    (
+        "SELECT `get_lock`('billing_job', 0) FROM t AS get_lock LIMIT 1",
+        "quoted GET_LOCK is the built-in (verified: it took the lock); the alias is irrelevant",
+    ),
+    (
+        "SELECT LENGTH(`load_file`('/etc/passwd')) FROM t AS load_file",
+        "quoted LOAD_FILE reads the file (verified)",
+    ),
+    ("SELECT `sleep`(10) FROM t AS sleep", "quoted SLEEP with an alias of the same name"),
+    ("SELECT `benchmark`(1e9, 1) FROM t AS benchmark", "quoted BENCHMARK with a same-name alias"),
+    (
+        "SELECT `master_pos_wait`('bin.000001', 4) FROM t AS master_pos_wait",
+        "quoted MASTER_POS_WAIT with a same-name alias",
+    ),
+    ("SELECT evil() FROM t AS evil", "an alias named like an unknown function excuses nothing"),
+    ("WITH evil AS (SELECT 1) SELECT evil() FROM evil", "nor does a CTE of that name"),
+    (
+        "WITH evil (a) AS (SELECT 1) SELECT evil (1) FROM evil",
+        "only the CTE's own column list is excused, not a call elsewhere",
+    ),
+    ("SELECT `sum`(a) FROM t", "quoted SUM calls a stored function SUM (verified)"),
+    ("SELECT `concat`(a, b) FROM t", "a quoted call is never read-only"),
+    # A gap before "(" makes MariaDB look for a stored function (verified: a stored SUM ran).
+    ("SELECT SUM (id) FROM t", "SUM with a blank calls a stored function SUM if one exists"),
+    ("SELECT COUNT (x) FROM t", "COUNT with a blank"),
+    ("SELECT MAX (x), MIN(x) FROM t", "MAX with a blank"),
+    ("SELECT MIN\n(x) FROM t", "MIN with a newline"),
+    ("SELECT NOW ()", "NOW with a blank"),
+    ("SELECT TRIM (x) FROM t", "TRIM with a blank"),
+    ("SELECT SUBSTRING (x, 1) FROM t", "SUBSTRING with a blank"),
+    ("SELECT GROUP_CONCAT (x) FROM t", "GROUP_CONCAT with a blank"),
+    ("SELECT SUM/**/(x) FROM t", "a comment between SUM and ("),
+    ("SELECT CAST (a AS CHAR) FROM t", "CAST with a blank"),
+    ("SELECT CONCAT (a, b) FROM t", "any name with a gap that is not a keyword (fail closed)"),
+    # Non-reserved words before "(" call a stored function of that name (verified).
+    ("SELECT PATH(1)", "PATH( outside JSON_TABLE"),
+    ("SELECT COLUMNS(1)", "COLUMNS( not after a JSON_TABLE path"),
+    ("SELECT NESTED(1)", "NESTED("),
+    ("SELECT GEOMETRY(1)", "GEOMETRY("),
+    ("SELECT VECTOR(1)", "VECTOR("),
+    ("SELECT OF(1)", "OF("),
+    ("SELECT MINUS(1)", "MINUS("),
+    ("SELECT AGAINST(1)", "AGAINST( without MATCH (…) before it"),
+    ("SELECT * FROM t WHERE a = 1 AND AGAINST ('x')", "AGAINST ( after something else"),
+    ("SELECT 1, SQL_CACHE(1)", "SQL_CACHE( in an expression"),
+    ("SELECT a FROM t WHERE ESCAPE (a)", "ESCAPE("),
+    ("SELECT JSON_TABLE(1)", "JSON_TABLE without a COLUMNS clause is a stored function"),
+    (
+        "SELECT * FROM JSON_TABLE(doc, path COLUMNS (x INT PATH '$')) AS jt",
+        "JSON_TABLE's path must be a literal; anything else is not the table function",
+    ),
+    ("SELECT x MEMBER OF ('[1, 2]') FROM t", "MySQL's MEMBER OF: on MariaDB OF( is a call"),
+    ("SELECT a FROM t1 LEFT JOIN LATERAL (SELECT 1 AS b) d ON TRUE", "MySQL's LATERAL"),
+    # Built-ins of MySQL only: on MariaDB 10.11 the name calls a stored function (verified).
+    ("SELECT ANY_VALUE(a) FROM t GROUP BY b", "ANY_VALUE is MySQL's"),
+    ("SELECT BIN_TO_UUID(a), UUID_TO_BIN(b) FROM t", "BIN_TO_UUID / UUID_TO_BIN are MySQL's"),
+    ("SELECT a FROM t WHERE REGEXP_LIKE(a, 'x')", "REGEXP_LIKE is MySQL's"),
+    ("SELECT TO_DATE('2024-01-01', 'YYYY-MM-DD')", "TO_DATE is not a 10.11 built-in"),
+    ("SELECT TRUNC(1.5)", "TRUNC is not a 10.11 built-in"),
+    ("SELECT ST_GEOHASH(1, 2, 3)", "ST_GEOHASH is MySQL's"),
+    ("SELECT VEC_DISTANCE(a, b) FROM t", "VEC_* are MariaDB 11.7's"),
+    ("SELECT UUID_V4()", "UUID_V4 is MariaDB 11.7's"),
+    ("SELECT JSON_SCHEMA_VALID('{}', a) FROM t", "JSON_SCHEMA_VALID is MariaDB 11.1's"),
+    ("SELECT POINT(1)", "POINT( takes exactly two arguments; other counts call a stored POINT"),
+    ("SELECT POLYGON()", "POLYGON() with no argument calls a stored POLYGON"),
+    # Writes reaching beyond the schema (their targets are tested below).
+    ("INSERT INTO log (msg) VALUES (NEXTVAL(other.s))", "INSERT advancing another sequence"),
+    ("UPDATE t JOIN (other.u) ON 1 SET other.u.b = 2", "a parenthesised table in UPDATE"),
+    ("UPDATE (t JOIN other.u ON 1) SET u.b = 3", "a parenthesised join in UPDATE"),
+    ("DELETE FROM a USING other.a AS a", "DELETE … USING an alias"),
+    ("DELETE FROM log, other.u USING log JOIN other.u", "DELETE FROM a list USING"),
+    ("SET @x = other.f()", "SET calling a stored function"),
+    ("DO other.f(1)", "DO calling a stored function"),
 ]
 
 DDLS = [
@@ -404,6 +527,21 @@ DDLS = [
     ("SET STATEMENT max_statement_time = 1 FOR DROP TABLE t", "SET STATEMENT FOR DDL"),
     ("EXPLAIN ANALYZE DELETE FROM t; TRUNCATE t", "several statements, DDL last"),
     ("CREATE PROCEDURE p() BEGIN SELECT 1; END", "a procedure body split at its semicolon"),
+    (
+        "CREATE TRIGGER trg AFTER INSERT ON log FOR EACH ROW DELETE FROM other.a",
+        "a trigger whose body writes another schema",
+    ),
+    ("CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO DROP TABLE other.u", "an event dropping a table"),
+    ("CREATE TABLE m (id INT) ENGINE=MERGE UNION=(other.u)", "a MERGE table over another schema"),
+    (
+        "CREATE TABLE f (id INT) ENGINE=FEDERATED CONNECTION='mysql://u@h:3306/db/t'",
+        "a FEDERATED table",
+    ),
+    (
+        "CREATE TABLE c (id INT) ENGINE=CONNECT TABLE_TYPE=CSV FILE_NAME='/etc/passwd'",
+        "a CONNECT table over a server file",
+    ),
+    ("CREATE VIEW v AS SELECT * FROM other.u", "a view over another schema's table"),
 ]
 
 TRANSACTIONS = [
@@ -670,7 +808,7 @@ SERVER = TableRef("*", "*")
         ("INSTALL PLUGIN p SONAME 'p.so'", [SERVER]),
         ("CREATE FUNCTION f RETURNS STRING SONAME 'f.so'", [TableRef(None, "f"), SERVER]),
         ("CALL other.p()", [TableRef("other", "p")]),
-        ("LOAD DATA INFILE 'x' INTO TABLE other.t", [TableRef("other", "t")]),
+        ("LOAD DATA INFILE 'x' INTO TABLE other.t", [TableRef("other", "t"), SERVER]),
         ("OPTIMIZE TABLE t, other.u", [TableRef(None, "t"), TableRef("other", "u")]),
         ("LOCK TABLES t READ, other.u AS x WRITE", [TableRef(None, "t"), TableRef("other", "u")]),
         ("SELECT * FROM other.t FOR UPDATE", [TableRef("other", "t")]),
@@ -688,6 +826,246 @@ SERVER = TableRef("*", "*")
 def test_targets_name_what_the_statement_writes(sql: str, targets: list[TableRef]) -> None:
     found = [target for statement in classify(sql).statements for target in statement.targets]
     assert found == targets
+
+
+OTHER = "other"
+
+
+@pytest.mark.parametrize(
+    ("sql", "targets", "why"),
+    [
+        # Multi-table UPDATE and DELETE: parenthesised table references are table references.
+        (
+            "UPDATE t JOIN (other.u) ON 1 SET other.u.b = 2",
+            [TableRef(OTHER, "u")],
+            "a parenthesised table resolves like any other (verified: it changed other.u)",
+        ),
+        (
+            "UPDATE (t JOIN other.u ON 1) SET u.b = 3",
+            [TableRef(None, "t"), TableRef(OTHER, "u")],
+            "the parser cannot read it; every table in the references (verified write)",
+        ),
+        (
+            "UPDATE t JOIN ((other.u)) ON 1 SET b = 1",
+            [TableRef(None, "t"), TableRef(OTHER, "u")],
+            "an unqualified SET column in a multi-table UPDATE: every table",
+        ),
+        (
+            "UPDATE t JOIN (SELECT * FROM other.u) d ON 1 SET t.b = d.b",
+            [TableRef(None, "t")],
+            "a derived table is read only (the server refuses to update through it)",
+        ),
+        (
+            "DELETE FROM a USING other.a AS a",
+            [TableRef(OTHER, "a")],
+            "the listed name is USING's alias (verified: it deleted from other.a)",
+        ),
+        (
+            "DELETE FROM log, other.u USING log JOIN other.u",
+            [TableRef(None, "log"), TableRef(OTHER, "u")],
+            "DELETE FROM a list USING references (verified)",
+        ),
+        (
+            "DELETE FROM a USING (a JOIN other.b ON 1)",
+            [TableRef(None, "a")],
+            "USING's references in parentheses",
+        ),
+        (
+            "DELETE a FROM (t JOIN other.a AS a ON 1)",
+            [TableRef(OTHER, "a")],
+            "DELETE <list> FROM parenthesised references",
+        ),
+        (
+            "DELETE x FROM t",
+            [TableRef(None, "t"), TableRef(None, "x")],
+            "a listed name that resolves to nothing: every table, and the name",
+        ),
+        (
+            "UPDATE t STRAIGHT_JOIN other.u ON t.id = u.id SET u.b = 1",
+            [TableRef(None, "t"), TableRef(OTHER, "u")],
+            "unparsed STRAIGHT_JOIN: the token fallback, ON condition skipped",
+        ),
+        # Sequences and stored functions a write reaches.
+        (
+            "INSERT INTO log (msg) VALUES (NEXTVAL(other.s))",
+            [TableRef(None, "log"), TableRef(OTHER, "s")],
+            "a sequence advanced in another schema (verified)",
+        ),
+        (
+            "INSERT INTO log (msg) VALUES (NEXT VALUE FOR other.s)",
+            [TableRef(None, "log"), TableRef(OTHER, "s")],
+            "NEXT VALUE FOR in an INSERT",
+        ),
+        (
+            "UPDATE t SET a = other.f(a)",
+            [TableRef(None, "t"), TableRef(OTHER, "f")],
+            "a stored function of another schema runs with its definer's rights",
+        ),
+        ("SET @x = other.f()", [TableRef(OTHER, "f")], "SET calling another schema's function"),
+        ("DO other.f(1)", [TableRef(OTHER, "f")], "DO calling another schema's function"),
+        ("SELECT other.f(1)", [TableRef(OTHER, "f")], "a query calling another schema's function"),
+        ("SELECT other.s.nextval", [TableRef(OTHER, "s")], "Oracle-mode nextval, qualified"),
+        (
+            "SELECT ßßßßßßß, NEXT VALUE FOR other.s",
+            [TableRef(OTHER, "s")],
+            "offsets stay right when upper case is longer (ß -> SS)",
+        ),
+        # The server's (or the bot host's) file system: the whole server.
+        ("SELECT * FROM t INTO OUTFILE '/tmp/x'", [SERVER], "INTO OUTFILE writes a server file"),
+        ("SELECT a FROM t INTO DUMPFILE '/tmp/x'", [SERVER], "INTO DUMPFILE"),
+        ("SELECT a INTO @v FROM t", [], "INTO @variable is session state only"),
+        ("SELECT LOAD_FILE('/etc/passwd')", [SERVER], "LOAD_FILE reads a server file"),
+        (
+            "LOAD DATA LOCAL INFILE 'x.csv' INTO TABLE t",
+            [TableRef(None, "t"), SERVER],
+            "LOCAL INFILE reads the bot host's files",
+        ),
+        ("INSERT INTO dumpfile VALUES (1)", [TableRef(None, "dumpfile")], "a table named dumpfile"),
+        # Stored programs: their body runs later; what it writes is a target now.
+        (
+            "CREATE TRIGGER trg AFTER INSERT ON log FOR EACH ROW DELETE FROM other.a",
+            [TableRef(None, "trg"), TableRef(None, "log"), TableRef(OTHER, "a")],
+            "a trigger body deleting from another schema (verified)",
+        ),
+        (
+            "CREATE TRIGGER trg BEFORE INSERT ON log FOR EACH ROW SET NEW.a = NEXTVAL(other.s)",
+            [TableRef(None, "trg"), TableRef(None, "log"), TableRef(OTHER, "s")],
+            "a trigger body advancing another schema's sequence",
+        ),
+        (
+            "CREATE TRIGGER trg AFTER INSERT ON log FOR EACH ROW FOLLOWS t2 "
+            "INSERT INTO other.audit VALUES (NEW.id)",
+            [TableRef(None, "trg"), TableRef(None, "log"), TableRef(OTHER, "audit")],
+            "FOLLOWS before the body",
+        ),
+        (
+            "CREATE TRIGGER trg BEFORE INSERT ON log FOR EACH ROW SET NEW.a = 1",
+            [TableRef(None, "trg"), TableRef(None, "log")],
+            "NEW.a is the row, not a schema",
+        ),
+        (
+            "CREATE TRIGGER trg AFTER INSERT ON log FOR EACH ROW BEGIN DELETE FROM a",
+            [TableRef(None, "trg"), TableRef(None, "log"), SERVER],
+            "a compound body is not checked statement by statement: server-wide",
+        ),
+        (
+            "CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO DROP TABLE other.u",
+            [TableRef(None, "e"), TableRef(OTHER, "u")],
+            "an event body (verified)",
+        ),
+        (
+            "CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO DROP DATABASE other",
+            [TableRef(None, "e"), TableRef(OTHER, "")],
+            "an event dropping a schema",
+        ),
+        (
+            "CREATE EVENT e ON SCHEDULE EVERY 1 DAY DO SET GLOBAL max_connections = 1",
+            [TableRef(None, "e"), SERVER],
+            "an event changing a global setting",
+        ),
+        (
+            "ALTER EVENT e DO DELETE FROM other.a",
+            [TableRef(None, "e"), TableRef(OTHER, "a")],
+            "ALTER EVENT … DO replaces the body",
+        ),
+        (
+            "ALTER EVENT e RENAME TO other.e",
+            [TableRef(None, "e"), TableRef(OTHER, "e")],
+            "ALTER EVENT … RENAME TO moves it",
+        ),
+        ("ALTER EVENT e DISABLE", [TableRef(None, "e")], "ALTER EVENT without a body"),
+        (
+            "CREATE PROCEDURE p() DELETE FROM other.a",
+            [TableRef(None, "p"), TableRef(OTHER, "a")],
+            "a procedure body (verified)",
+        ),
+        (
+            "CREATE PROCEDURE p(IN x INT) COMMENT 'c' MODIFIES SQL DATA UPDATE other.u SET b = x",
+            [TableRef(None, "p"), TableRef(OTHER, "u")],
+            "characteristics before the body",
+        ),
+        (
+            "CREATE PROCEDURE p() BEGIN DELETE FROM other.a",
+            [TableRef(None, "p"), SERVER],
+            "a compound procedure body",
+        ),
+        (
+            "CREATE FUNCTION f() RETURNS INT RETURN NEXTVAL(other.s)",
+            [TableRef(None, "f"), TableRef(OTHER, "s")],
+            "a function advancing another schema's sequence (verified)",
+        ),
+        (
+            "CREATE FUNCTION f() RETURNS VARCHAR(10) CHARACTER SET utf8mb4 DETERMINISTIC "
+            "RETURN other.g()",
+            [TableRef(None, "f"), TableRef(OTHER, "g")],
+            "CHARACTER SET in the return type is not the body",
+        ),
+        (
+            "CREATE FUNCTION f() RETURNS INT BEGIN RETURN 1",
+            [TableRef(None, "f"), SERVER],
+            "a compound function body",
+        ),
+        # Tables that keep their rows elsewhere, and views.
+        (
+            "CREATE TABLE m (id INT) ENGINE=MERGE UNION=(other.u, v)",
+            [TableRef(None, "m"), TableRef(OTHER, "u"), TableRef(None, "v")],
+            "a MERGE table writes into its UNION tables (verified)",
+        ),
+        (
+            "CREATE TABLE f (id INT) ENGINE=FEDERATED CONNECTION='mysql://u@h:3306/db/t'",
+            [TableRef(None, "f"), SERVER],
+            "FEDERATED: another server's table",
+        ),
+        (
+            "CREATE TABLE c (id INT) ENGINE=CONNECT TABLE_TYPE=CSV FILE_NAME='/etc/passwd'",
+            [TableRef(None, "c"), SERVER],
+            "CONNECT: files or other servers",
+        ),
+        ("ALTER TABLE t ENGINE = SPIDER", [TableRef(None, "t"), SERVER], "ALTER TABLE … ENGINE"),
+        (
+            "CREATE TABLE t (id INT) DATA DIRECTORY = '/tmp'",
+            [TableRef(None, "t"), SERVER],
+            "DATA DIRECTORY: files outside the data directory",
+        ),
+        (
+            "CREATE TABLE t (engine VARCHAR(10)) ENGINE=InnoDB",
+            [TableRef(None, "t")],
+            "a column named engine and a local engine",
+        ),
+        ("ALTER TABLE t ADD COLUMN engine INT", [TableRef(None, "t")], "a column named engine"),
+        (
+            "CREATE TABLE t AS SELECT engine FROM information_schema.engines",
+            [TableRef(None, "t")],
+            "engine in the query of CREATE TABLE … AS SELECT",
+        ),
+        (
+            "CREATE TABLE t (a INT DEFAULT (NEXTVAL(other.s)))",
+            [TableRef(None, "t"), TableRef(OTHER, "s")],
+            "a default that advances another schema's sequence",
+        ),
+        (
+            "CREATE TABLE t (a INT, FOREIGN KEY (a) REFERENCES other.u (id) ON DELETE CASCADE)",
+            [TableRef(None, "t"), TableRef(OTHER, "u")],
+            "a foreign key ties another schema's table (its deletes cascade here)",
+        ),
+        (
+            "CREATE VIEW v AS SELECT * FROM other.u",
+            [TableRef(None, "v"), TableRef(OTHER, "u")],
+            "UPDATE v writes other.u (verified)",
+        ),
+        (
+            "CREATE VIEW v (a) AS SELECT x FROM u JOIN other.w ON 1 WITH CHECK OPTION",
+            [TableRef(None, "v"), TableRef(None, "u"), TableRef(OTHER, "w")],
+            "a view with a column list and CHECK OPTION",
+        ),
+    ],
+    ids=str,
+)
+def test_writes_beyond_the_schema_carry_their_targets(
+    sql: str, targets: list[TableRef], why: str
+) -> None:
+    found = [target for statement in classify(sql).statements for target in statement.targets]
+    assert found == targets, why
 
 
 # --- statement splitting and spans -----------------------------------------------------
@@ -772,6 +1150,50 @@ def test_mariadb_is_accepted_as_a_dialect_name() -> None:
     assert classify("SELECT 1", dialect="mariadb").is_read_only
 
 
+def _seconds(sql: str) -> float:
+    """Best of five, with the garbage collector paused: these tests are about how the work
+    grows, and a collection pass scales with everything else the test run keeps alive."""
+    best = float("inf")
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(5):
+            started = time.perf_counter()
+            classify(sql)
+            best = min(best, time.perf_counter() - started)
+    finally:
+        gc.enable()
+    return best
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "UPDATE t SET a = 1 WHERE id = 2;\n",  # many statements, every one a write
+        "SELECT f{n}(x);\n",  # many statements with distinct reasons
+    ],
+)
+def test_classifying_many_statements_takes_linear_time(unit: str) -> None:
+    """Classification time grows linearly with the number of statements (issue: 50,000
+    statements took 26 s, the overall reasons being deduplicated against a list)."""
+    small = "".join(unit.format(n=n) for n in range(1_000))
+    large = "".join(unit.format(n=n) for n in range(4_000))
+    assert len(classify(large).statements) == 4_000
+    assert _seconds(large) < 10 * _seconds(small)  # 4x the text; quadratic would be ~16x
+
+
+def test_one_huge_statement_takes_linear_time() -> None:
+    """The classifier's own scans are linear in one statement's length (measured on DO,
+    which is not parsed: sqlglot's parse of a single huge query grows faster than linear)."""
+
+    def statement(count: int) -> str:
+        return "DO " + ", ".join(f"o{n}.f{n}(x), g{n}(x)" for n in range(count))
+
+    classification = classify(statement(4_000))
+    assert len(classification.statements[0].targets) == 4_000  # every o<n>.f<n>
+    assert _seconds(statement(4_000)) < 10 * _seconds(statement(1_000))  # quadratic: ~16x
+
+
 def test_absurd_nesting_fails_closed_instead_of_crashing() -> None:
     sql = "SELECT " + "(" * 5000 + "1" + ")" * 5000
     assert classify(sql).risk is not R
@@ -790,6 +1212,99 @@ def test_every_side_effect_function_makes_a_query_a_write(name: str) -> None:
 def test_no_function_is_both_safe_and_a_side_effect() -> None:
     assert not SAFE_FUNCTIONS & SIDE_EFFECT_FUNCTIONS.keys()
     assert all(name == name.upper() for name in SAFE_FUNCTIONS | SIDE_EFFECT_FUNCTIONS.keys())
+
+
+def test_the_catalogue_lists_are_consistent() -> None:
+    every = SAFE_FUNCTIONS | PAREN_KEYWORDS | NEVER_STORED | CONTEXT_KEYWORDS
+    assert all(name == name.upper() for name in every)
+    assert NEVER_STORED <= SAFE_FUNCTIONS | PAREN_KEYWORDS
+    assert not CONTEXT_KEYWORDS & (SAFE_FUNCTIONS | PAREN_KEYWORDS | NEVER_STORED)
+    assert not SIDE_EFFECT_FUNCTIONS.keys() & (PAREN_KEYWORDS | NEVER_STORED)
+
+
+@pytest.mark.parametrize(
+    "name",
+    # Built in on MySQL or newer MariaDB only, or only with their own argument count: on
+    # MariaDB 10.11 these names call a stored function (tests/sql/test_function_catalogue.py).
+    [
+        "ANY_VALUE",
+        "BIN_TO_UUID",
+        "UUID_TO_BIN",
+        "REGEXP_LIKE",
+        "TO_DATE",
+        "TRUNC",
+        "ST_GEOHASH",
+        "VEC_DISTANCE",
+        "UUID_V4",
+        "UUID_V7",
+        "JSON_SCHEMA_VALID",
+        "GROUPING",
+        "JSON_TABLE",
+        "POINT",
+        "POLYGON",
+        "LINESTRING",
+        "GEOMETRYCOLLECTION",
+        "FORMAT_BYTES",
+        "PATH",
+        "COLUMNS",
+        "NESTED",
+        "GEOMETRY",
+        "VECTOR",
+        "OF",
+        "MINUS",
+        "AGAINST",
+        "LATERAL",
+        "SQL_CACHE",
+        "SQL_NO_CACHE",
+        "SQL_BUFFER_RESULT",
+        "ESCAPE",
+    ],
+)
+def test_names_that_are_no_builtins_on_mariadb_are_not_allowed(name: str) -> None:
+    assert name not in SAFE_FUNCTIONS | PAREN_KEYWORDS
+    assert classify(f"SELECT 1, {name}(1)").risk is W
+
+
+@pytest.mark.parametrize("name", sorted(SAFE_FUNCTIONS - NEVER_STORED))
+def test_a_gap_before_the_parenthesis_is_never_read_only(name: str) -> None:
+    for gap in (" ", "\n", "/**/", " -- c\n"):
+        assert classify(f"SELECT {name.lower()}{gap}(1) FROM t").risk is not R, gap
+
+
+@pytest.mark.parametrize("name", sorted(SAFE_FUNCTIONS))
+def test_a_quoted_function_name_is_never_read_only(name: str) -> None:
+    assert classify(f"SELECT `{name.lower()}`(1) FROM t").risk is not R
+
+
+@pytest.mark.parametrize(
+    ("sql", "fragment"),
+    [
+        ("SELECT SUM (a) FROM t", "space or comment before the parenthesis"),
+        ("SELECT `sum`(a) FROM t", "quoted name is looked up as a stored function"),
+        ("SELECT `get_lock`('x', 0) FROM t AS get_lock", "GET_LOCK() takes a named lock"),
+        ("SELECT evil() FROM t AS evil", "evil(), which is not a known built-in"),
+    ],
+)
+def test_call_reasons_say_what_the_server_would_call(sql: str, fragment: str) -> None:
+    assert any(fragment in reason for reason in classify(sql).reasons), classify(sql).reasons
+
+
+@pytest.mark.parametrize(
+    ("sql", "fragment"),
+    [
+        (
+            "CREATE TRIGGER trg AFTER INSERT ON log FOR EACH ROW DELETE FROM other.a",
+            "its body runs later, without approval: DELETE removes rows",
+        ),
+        ("CREATE PROCEDURE p() BEGIN DELETE FROM a", "compound statement"),
+        ("CREATE TABLE m (a INT) ENGINE=MERGE UNION=(o.u)", "tables of its UNION list"),
+        ("CREATE TABLE f (a INT) ENGINE=FEDERATED", "ENGINE=FEDERATED keeps the table's data"),
+        ("CREATE VIEW v AS SELECT * FROM o.u", "writes through to the tables it reads"),
+        ("LOAD DATA INFILE 'x' INTO TABLE t", "reads a file from the database server"),
+    ],
+)
+def test_ddl_reasons_say_what_reaches_beyond_the_object(sql: str, fragment: str) -> None:
+    assert any(fragment in reason for reason in classify(sql).reasons), classify(sql).reasons
 
 
 # --- purity and threads -----------------------------------------------------------------
