@@ -57,3 +57,10 @@ def test_ask_mode_says_nothing_executes_and_sql_goes_in_code_blocks() -> None:
     assert "nothing is executed" in text
     assert "```sql" in text
     assert "Mode: agent" not in text
+
+
+def test_the_prompt_teaches_reads_the_safety_check_can_prove_read_only() -> None:
+    text = prompt(Mode.AGENT)
+    assert "COUNT(*), not COUNT (*)" in text
+    assert "never quote function names" in text
+    assert "ask_user" in text
