@@ -28,7 +28,7 @@ from bot.slack.sessions import Dedupe
 from bot.state.store import StateStore
 
 if TYPE_CHECKING:
-    from bot.agent import Agent
+    from bot.agent import Agent, ModelClient
     from bot.db import DatabaseRegistry
 
 log = logging.getLogger(__name__)
@@ -102,7 +102,9 @@ async def _prune_forever(dedupe: Dedupe, proposals: Proposals) -> None:
         await asyncio.sleep(PRUNE_EVERY_S)
 
 
-async def _build_agent(settings: Settings, store: StateStore) -> tuple[Agent, DatabaseRegistry]:
+async def _build_agent(
+    settings: Settings, store: StateStore
+) -> tuple[Agent, DatabaseRegistry, ModelClient]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
     from bot.agent import Agent
     from bot.agent.model import build_model_client
@@ -110,15 +112,16 @@ async def _build_agent(settings: Settings, store: StateStore) -> tuple[Agent, Da
     from bot.db import DatabaseRegistry
 
     databases = DatabaseRegistry(settings.databases, settings.limits)
+    model = build_model_client(settings)
     agent = Agent(
         settings=settings,
         store=store,
         databases=databases,
-        model=build_model_client(settings),
+        model=model,
         skills=Skills.load(),
     )
     await agent.recover()
-    return agent, databases
+    return agent, databases, model
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -157,6 +160,7 @@ async def serve(settings: Settings) -> None:
     store = await StateStore.open(settings.dbagent_state_dir)
     session = aiohttp.ClientSession()
     databases: DatabaseRegistry | None = None
+    model: ModelClient | None = None
     runner: web.AppRunner | None = None
     socket_handler = None
     stop = asyncio.Event()
@@ -164,7 +168,7 @@ async def serve(settings: Settings) -> None:
     pruner: asyncio.Task[None] | None = None
     app: AsyncApp | None = None
     try:
-        agent, databases = await _build_agent(settings, store)
+        agent, databases, model = await _build_agent(settings, store)
         client = make_client(settings, session=session)
         await _verify_bot_token(client)
         app = build_app(settings, agent, store, client)
@@ -215,5 +219,7 @@ async def serve(settings: Settings) -> None:
                 await queues.cancel()
         if databases is not None:
             await databases.close()
+        if model is not None:
+            await model.close()
         await session.close()
         await store.close()
