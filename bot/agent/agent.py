@@ -328,18 +328,8 @@ class Agent:
     def _direct_context(
         self, session_id: str, requester: Requester, approver: str | None
     ) -> ToolContext:
-        parts = self._parts
-        return ToolContext(
-            session_id=session_id,
-            requester=requester,
-            mode=Mode.AGENT,
-            settings=parts.settings,
-            databases=parts.databases,
-            skills=parts.skills,
-            grants=parts.grants,
-            audit=parts.audit,
-            approver=approver,
-        )
+        # A person's click: execute_query's own path, whatever the thread's mode.
+        return self._parts.context(session_id, requester, Mode.AGENT, approver)
 
     async def _direct_execute(
         self, context: ToolContext, database: str, sql: str

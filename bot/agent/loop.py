@@ -46,7 +46,7 @@ from bot.agent.tools import (
 )
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall
-from bot.config import Settings
+from bot.config import Mode, Settings
 from bot.state.audit import AuditLog
 from bot.state.grants import Grants, GrantScope
 from bot.state.store import StateStore
@@ -74,6 +74,22 @@ class Parts:
     skills: Skills
     grants: Grants
     audit: AuditLog
+
+    def context(
+        self, session_id: str, requester: Requester, mode: Mode, approver: str | None
+    ) -> ToolContext:
+        """What a tool may use, for one session and the person it acts for."""
+        return ToolContext(
+            session_id=session_id,
+            requester=requester,
+            mode=mode,
+            settings=self.settings,
+            databases=self.databases,
+            skills=self.skills,
+            grants=self.grants,
+            audit=self.audit,
+            approver=approver,
+        )
 
 
 def open_calls(messages: list[JsonObject]) -> list[ToolCall]:
@@ -111,18 +127,7 @@ class Runner:
         return self.session.requester or Requester(user_id="unknown")
 
     def context(self, approver: str | None = None) -> ToolContext:
-        parts = self.parts
-        return ToolContext(
-            session_id=self.session.id,
-            requester=self.requester,
-            mode=self.session.mode,
-            settings=parts.settings,
-            databases=parts.databases,
-            skills=parts.skills,
-            grants=parts.grants,
-            audit=parts.audit,
-            approver=approver,
-        )
+        return self.parts.context(self.session.id, self.requester, self.session.mode, approver)
 
     async def save(self) -> None:
         await self.parts.sessions.save(self.session)
