@@ -7,18 +7,16 @@ from slack_bolt.async_app import AsyncApp
 from bot.slack import blocks, question_blocks, run_blocks
 from bot.slack.listeners.actions import (
     answer_question,
-    approve,
+    card_decision,
     choose_database,
-    deny,
     edit_sql,
     run_sql,
 )
 
 
 def register(app: AsyncApp) -> None:
-    app.action(blocks.APPROVE_ONCE)(approve.handle_approve)
-    app.action(blocks.APPROVE_THREAD)(approve.handle_approve)
-    app.action(blocks.DENY)(deny.handle_deny)
+    for decision in (blocks.APPROVE_ONCE, blocks.APPROVE_THREAD, blocks.DENY):
+        app.action(decision)(card_decision.handle_card_decision)
     app.action(run_blocks.RUN)(run_sql.handle_run_sql)
     app.action(run_blocks.EDIT)(edit_sql.handle_edit_sql)
     app.action(run_blocks.CHOOSE_DATABASE)(choose_database.handle_choose_database)
