@@ -102,6 +102,8 @@ class DatabaseConfig(BaseModel):
     environment: Environment
     description: str = ""
     read_url: SecretStr | None = None
+    # Schemas besides the database's own that reads may touch (writes never may).
+    read_schemas: list[str] = Field(default_factory=list)
 
     @field_validator("name")
     @classmethod
@@ -142,8 +144,34 @@ class Approvals(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     approvers: list[str] = Field(default_factory=list)
-    # Optional channel that gets one line per executed write.
+    # Optional channel that gets a line when a card is posted and when a write ran.
     audit_channel: str | None = None
+    # Four eyes: the person who asked may not approve their own change.
+    allow_self_approval: bool = False
+    # Distinct approvers needed before a change runs; per environment below overrides it.
+    required: int = Field(1, ge=1, le=10)
+    environments: dict[Environment, int] = Field(default_factory=dict)
+    # Each approver also gets a DM with a link to the card.
+    dm: bool = False
+    # The impact (rows, preview, plan) is computed within this, before the card is posted.
+    impact_timeout_s: float = Field(5.0, gt=0, le=300)
+    # Extra rows a change may touch beyond what its card stated before it is rolled back.
+    row_margin: int = Field(0, ge=0)
+    # A change whose count was unknown on the card may touch at most this many rows.
+    max_rows_unknown: int = Field(1000, ge=0)
+    # Rows read as a before-image for Undo; a larger change has no Undo.
+    max_undo_rows: int = Field(10_000, ge=0)
+
+    @field_validator("environments")
+    @classmethod
+    def _counts(cls, value: dict[Environment, int]) -> dict[Environment, int]:
+        for environment, count in value.items():
+            if not 1 <= count <= 10:
+                raise ValueError(f"{environment}: approvals required must be 1 to 10")
+        return value
+
+    def required_for(self, environment: Environment) -> int:
+        return self.environments.get(environment, self.required)
 
     @field_validator("approvers")
     @classmethod
@@ -154,6 +182,28 @@ class Approvals(BaseModel):
                     f"{approver!r} is not a Slack user ID (U…/W…) or user-group ID (S…)"
                 )
         return value
+
+
+class Retention(BaseModel):
+    """How long each kind of record is kept; 0 keeps it forever."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    sessions_days: float = Field(30, ge=0)
+    seen_events_days: float = Field(1, ge=0)
+    proposals_days: float = Field(7, ge=0)
+    audit_days: float = Field(365, ge=0)
+
+
+class SlackSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    # Rows in a result's preview table (Slack's table block holds 100 rows with the header).
+    preview_rows: int = Field(20, ge=1, le=99)
+    # A longer answer is posted as its first part plus the whole text as a file.
+    max_answer_chars: int = Field(12_000, ge=1000)
+    # Running turns get this long to finish on SIGTERM before the bot exits.
+    shutdown_grace_s: float = Field(20.0, ge=0, le=600)
 
 
 class Limits(BaseModel):
@@ -199,12 +249,19 @@ class Settings(BaseSettings):
     port: int = 3000
     dbagent_config: Path = Path("dbagent.toml")
     dbagent_state_dir: Path = Path("state")
+    # redis://host:port/db selects the Redis state backend; unset, state is embedded SQLite.
+    dbagent_state_url: str | None = None
+    # One database without a file: its name is the URL's schema.
+    dbagent_database_url: SecretStr | None = None
+    dbagent_database_environment: Environment = Environment.DEVELOPMENT
 
     databases: list[DatabaseConfig] = Field(default_factory=list)
     approvals: Approvals = Field(default_factory=Approvals)
     # Channel ID → mode; channels not named here use `agent`, DMs always use `ask`.
     channels: dict[str, Mode] = Field(default_factory=dict)
     limits: Limits = Field(default_factory=Limits)
+    retention: Retention = Field(default_factory=Retention)
+    slack: SlackSettings = Field(default_factory=SlackSettings)
 
     @field_validator("databases")
     @classmethod
@@ -233,7 +290,7 @@ class Settings(BaseSettings):
         return Mode.ASK if is_dm else Mode.AGENT
 
 
-_FILE_SECTIONS = ("databases", "approvals", "channels", "limits")
+_FILE_SECTIONS = ("databases", "approvals", "channels", "limits", "retention", "slack")
 
 
 def _describe(error: ValidationError) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import asyncmy
@@ -13,6 +13,7 @@ import pytest
 
 from bot.config import ConnectionTarget
 from bot.state.store import StateStore
+from tests.schemas import PREFIX, RUN_SUFFIX
 
 MYSQL_URL = os.environ.get("DBAGENT_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
 
@@ -52,6 +53,37 @@ async def mysql_url() -> str:
             pytest.fail(message)
         pytest.skip(f"!!! SKIPPED: {message}")
     return MYSQL_URL
+
+
+async def _drop_run_schemas(url: str) -> None:
+    target = ConnectionTarget.parse(url)
+    connection = await asyncmy.connect(
+        host=target.host,
+        port=target.port,
+        user=target.user,
+        password=target.password.get_secret_value(),
+        connect_timeout=3,
+    )
+    # LIKE treats _ as a wildcard: escape it so only this run's names match.
+    like_pattern = PREFIX.replace("_", "\\_") + "%" + RUN_SUFFIX.replace("_", "\\_")
+    try:
+        async with connection.cursor() as cursor:
+            await cursor.execute(
+                "SELECT SCHEMA_NAME FROM information_schema.SCHEMATA WHERE SCHEMA_NAME LIKE %s",
+                (like_pattern,),
+            )
+            for (name,) in await cursor.fetchall():
+                await cursor.execute(f"DROP DATABASE IF EXISTS `{name}`")
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def drop_this_runs_schemas_at_the_end() -> Iterator[None]:
+    """Every schema this run made (their names end in its suffix) is dropped when it ends."""
+    yield
+    if _reachable:
+        asyncio.run(_drop_run_schemas(MYSQL_URL))
 
 
 @pytest.fixture

@@ -121,7 +121,8 @@ BAD_CONFIGS = [
     ('[channels]\ngeneral = "ask"\n', ["channels", "'general'"], "a channel name, not an ID"),
     ('[channels]\nC0123 = "write"\n', ["channels.C0123"], "an unknown mode"),
     ("[limits]\nmax_rows = 0\n", ["limits.max_rows"], "a limit out of range"),
-    ("[slack]\ntoken = 1\n", ["unknown section 'slack'"], "an unknown section"),
+    ("[slak]\ntoken = 1\n", ["unknown section 'slak'"], "an unknown section"),
+    ("[slack]\ntoken = 1\n", ["slack.token"], "an unknown key in a known section"),
     ("[[databases]\n", ["not valid TOML"], "broken TOML"),
 ]
 

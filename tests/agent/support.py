@@ -4,7 +4,6 @@ behind the agent's back."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Awaitable, Callable
 
 from bench.datasets import connect
@@ -13,6 +12,7 @@ from bot.agent.tools import ToolContext, ToolOutcome, ToolReply
 from bot.agent.turns import ToolCall
 from bot.config import DatabaseConfig, Limits, Settings
 from tests.fakes.model_server import FakeModelServer
+from tests.schemas import run_schema
 
 # The tools each mode offers: the DESIGN's, plus ask_user (issue 6), which executes nothing.
 ASK_TOOLS = frozenset(
@@ -21,7 +21,7 @@ ASK_TOOLS = frozenset(
 AGENT_TOOLS = ASK_TOOLS | {"execute_query", "get_sample_data", "explain_query"}
 
 # One schema per test process: two runs at once (a developer and CI) never share rows.
-SCHEMA = f"dbagent_t_agent_{os.getpid()}"
+SCHEMA = run_schema("dbagent_t_agent")
 STAGING = "shop-staging"
 PRODUCTION = "shop-prod"
 BIG_ROWS = 10_000

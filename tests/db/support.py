@@ -10,9 +10,10 @@ from typing import Any
 
 from bench.datasets import connect
 from bot.config import DatabaseConfig, Limits
+from tests.schemas import run_schema
 
-SHOP_SCHEMA = "dbagent_t_db"
-SCRATCH_SCHEMA = "dbagent_t_db_w"
+SHOP_SCHEMA = run_schema("dbagent_t_db")
+SCRATCH_SCHEMA = run_schema("dbagent_t_db_w")
 
 
 def staging(url: str, *, name: str = "shop-staging", read_url: str | None = None) -> DatabaseConfig:

@@ -8,7 +8,7 @@ import pytest
 
 from bot.db import Database, DbError, UnknownObject
 from bot.db.names import quote_identifier
-from tests.db.support import server_rows
+from tests.db.support import SHOP_SCHEMA, server_rows
 
 
 async def test_server_version_is_the_servers_own(shop: Database) -> None:
@@ -66,7 +66,7 @@ async def test_column_comments_are_shown(shop: Database) -> None:
 
 @pytest.mark.parametrize(
     "spelling",
-    ["orders", "ORDERS", "`orders`", "dbagent_t_db.orders"],
+    ["orders", "ORDERS", "`orders`", f"{SHOP_SCHEMA}.orders"],
     ids=["exact", "other case", "backticked", "schema-qualified"],
 )
 async def test_a_table_is_found_under_its_usual_spellings(shop: Database, spelling: str) -> None:

@@ -6,7 +6,7 @@ import pytest
 
 from bot.config import Limits
 from bot.db import Database, DatabaseRegistry, DbError
-from tests.db.support import server_rows, staging
+from tests.db.support import SHOP_SCHEMA, server_rows, staging
 
 CREATE_NOTES = "CREATE TABLE notes (id INT AUTO_INCREMENT PRIMARY KEY, body VARCHAR(50))"
 
@@ -91,7 +91,7 @@ async def test_session_changes_made_by_an_approved_write_do_not_reach_later_runs
 
 async def test_reads_go_to_the_replica_when_asked_and_one_is_configured(shop_url: str) -> None:
     registry = DatabaseRegistry(
-        [staging(shop_url, read_url="mysql://reader@127.0.0.1:1/dbagent_t_db")], Limits()
+        [staging(shop_url, read_url=f"mysql://reader@127.0.0.1:1/{SHOP_SCHEMA}")], Limits()
     )
     shop = registry.get("shop-staging")
 

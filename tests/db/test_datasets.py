@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from bench.datasets import create_large_table, create_shop, schema_url
 from tests.db.support import server_rows
+from tests.schemas import run_schema
+
+SHOP_COPY = run_schema("dbagent_t_db_shop")
+LARGE = run_schema("dbagent_t_db_large")
 
 CHECKSUM = "SELECT COUNT(*), SUM(total), SUM(customer_id * id) FROM orders"
 
 
 async def test_the_shop_schema_holds_the_same_rows_every_time(mysql_url: str) -> None:
-    first = await create_shop(mysql_url, "dbagent_t_db_shop")
-    url = schema_url(mysql_url, "dbagent_t_db_shop")
+    first = await create_shop(mysql_url, SHOP_COPY)
+    url = schema_url(mysql_url, SHOP_COPY)
     first_sum = await server_rows(url, CHECKSUM)
-    second = await create_shop(mysql_url, "dbagent_t_db_shop")
+    second = await create_shop(mysql_url, SHOP_COPY)
 
     assert first == second
     assert first["customers"] == 1000 and first["orders"] == 3000
@@ -21,11 +25,11 @@ async def test_the_shop_schema_holds_the_same_rows_every_time(mysql_url: str) ->
 
 
 async def test_the_large_table_is_built_inside_the_server_and_kept(mysql_url: str) -> None:
-    assert await create_large_table(mysql_url, "dbagent_t_db_large", rows=12_345)
-    assert not await create_large_table(mysql_url, "dbagent_t_db_large", rows=12_345)
+    assert await create_large_table(mysql_url, LARGE, rows=12_345)
+    assert not await create_large_table(mysql_url, LARGE, rows=12_345)
 
-    url = schema_url(mysql_url, "dbagent_t_db_large")
+    url = schema_url(mysql_url, LARGE)
     assert await server_rows(url, "SELECT COUNT(*), MIN(id), MAX(id) FROM events") == [
         (12_345, 1, 12_345)
     ]
-    await server_rows(mysql_url, "DROP DATABASE dbagent_t_db_large")
+    await server_rows(mysql_url, f"DROP DATABASE {LARGE}")

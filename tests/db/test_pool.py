@@ -11,7 +11,7 @@ import pytest
 
 from bot.config import ConnectionTarget, Limits
 from bot.db import DatabaseRegistry, DbError
-from tests.db.support import Relay, server_rows, staging
+from tests.db.support import SHOP_SCHEMA, Relay, server_rows, staging
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ async def test_a_server_that_never_answers_fails_within_the_connect_timeout(
 
 async def test_a_wrong_password_is_reported_without_the_password(shop_url: str) -> None:
     target = ConnectionTarget.parse(shop_url)
-    url = f"mysql://{target.user}:wrong-secret-pw@{target.host}:{target.port}/dbagent_t_db"
+    url = f"mysql://{target.user}:wrong-secret-pw@{target.host}:{target.port}/{SHOP_SCHEMA}"
     registry = DatabaseRegistry([staging(url)], Limits())
     with pytest.raises(DbError) as failed:
         await registry.get("shop-staging").execute(["SELECT 1"], read_only=True, limit=1)
@@ -82,7 +82,7 @@ async def test_a_wrong_password_is_reported_without_the_password(shop_url: str) 
 async def test_the_next_call_tries_again_once_the_server_is_back(relay: Relay) -> None:
     port = await relay.start()
     await relay.stop()  # nothing listens on the port now
-    registry = DatabaseRegistry([staging(f"mysql://root@127.0.0.1:{port}/dbagent_t_db")], Limits())
+    registry = DatabaseRegistry([staging(f"mysql://root@127.0.0.1:{port}/{SHOP_SCHEMA}")], Limits())
 
     with pytest.raises(DbError, match="cannot connect to shop-staging"):
         await connection_id(registry)

@@ -35,11 +35,12 @@ from bot.state.store import StateStore
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
+from tests.schemas import run_schema
 
 # asyncmy logs server notes such as "database exists" for CREATE … IF NOT EXISTS.
 logging.getLogger("asyncmy").setLevel(logging.ERROR)
 
-SCHEMA = "dbagent_t_slack"
+SCHEMA = run_schema("dbagent_t_slack")
 STAGING = "shop-staging"
 PRODUCTION = "shop-prod"
 SIGNING_SECRET = "test-signing-secret"
