@@ -106,22 +106,10 @@ async def _build_agent(
     settings: Settings, store: StateStore
 ) -> tuple[Agent, DatabaseRegistry, ModelClient]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
-    from bot.agent import Agent
-    from bot.agent.model import build_model_client
-    from bot.agent.skills import Skills
-    from bot.db import DatabaseRegistry
+    from bot.app import build_app as build_parts
 
-    databases = DatabaseRegistry(settings.databases, settings.limits)
-    model = build_model_client(settings)
-    agent = Agent(
-        settings=settings,
-        store=store,
-        databases=databases,
-        model=model,
-        skills=Skills.load(),
-    )
-    await agent.recover()
-    return agent, databases, model
+    parts = await build_parts(settings, store=store)
+    return parts.agent, parts.databases, parts.model
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
