@@ -159,7 +159,7 @@ async def database_lines(config: DatabaseConfig, limits: Limits) -> list[Line]:
             passed(
                 subject + suffix,
                 f"{flavour} {version}, lower_case_table_names={lower_case}, "
-                f"privileges on {schema}: {', '.join(held) or 'none'}",
+                f"privileges on {schema}: {_named(frozenset(held)) or 'none'}",
             )
         )
         lines.extend(
@@ -173,25 +173,25 @@ def _privilege_warnings(
 ) -> list[Line]:
     account = f"'{config.target.user}'@'<host>'"
     warnings: list[Line] = []
-    risky = sorted(grants.server_wide() & SERVER_PRIVILEGES)
+    risky = _named(grants.server_wide() & SERVER_PRIVILEGES)
     if risky:
         warnings.append(
             warning(
                 subject,
-                f"the account holds {', '.join(risky)} on the whole server, which the bot "
-                "never needs (read-only sessions do not stop administrative statements)",
-                f"give the bot its own account with only what it needs, or REVOKE "
-                f"{', '.join(risky)} ON *.* FROM {account}",
+                f"the account holds {risky} on the whole server, which the bot never needs "
+                "(read-only sessions do not stop administrative statements)",
+                f"give the bot its own account with only what it needs, or REVOKE {risky} "
+                f"ON *.* FROM {account}",
             )
         )
     if config.environment is Environment.PRODUCTION:
-        writes = sorted(grants.anywhere_in(schema, fold_case=fold_case) & WRITE_PRIVILEGES)
+        writes = _named(grants.anywhere_in(schema, fold_case=fold_case) & WRITE_PRIVILEGES)
         if writes:
             warnings.append(
                 warning(
                     subject,
-                    f"the account may {', '.join(writes)} on a production database (dbagent "
-                    "refuses every write there; the account should not be able to either)",
+                    f"the account may write on a production database ({writes}); dbagent "
+                    "refuses every write there, and the account should not be able to either",
                     f"use a read-only account: GRANT SELECT, SHOW VIEW ON `{schema}`.* only",
                 )
             )
@@ -217,6 +217,12 @@ def _privilege_warnings(
             )
         )
     return warnings
+
+
+def _named(privileges: frozenset[str]) -> str:
+    """Privileges as the server names them, ALL as ALL PRIVILEGES (which includes SUPER…)."""
+    names = ["ALL PRIVILEGES" if name == "ALL" else name for name in sorted(privileges)]
+    return ", ".join(names)
 
 
 # -- the model --------------------------------------------------------------------------------
