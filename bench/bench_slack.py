@@ -50,10 +50,9 @@ if __package__ in (None, ""):  # run as a script: make `bot` and `tests` importa
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.datasets import connect, schema_url
-from bot.agent import Agent, Skills, build_model_client
 from bot.agent.model import ModelClient
+from bot.app import build_app as build_parts
 from bot.config import DatabaseConfig, Limits, Settings
-from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.state.store import StateStore
@@ -207,16 +206,9 @@ class Bench:
         self._ts = 0
 
     async def start(self) -> None:
-        self.store = await StateStore.open(self.state)
-        self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
-        self.model = model = build_model_client(self.settings)
-        agent = Agent(
-            settings=self.settings,
-            store=self.store,
-            databases=self.registry,
-            model=model,
-            skills=Skills.load(),
-        )
+        self.parts = await build_parts(self.settings, store=await StateStore.open(self.state))
+        self.store, self.model = self.parts.store, self.parts.model
+        model, agent = self.parts.model, self.parts.agent
         self.session = aiohttp.ClientSession()
         self.app = build_app(
             self.settings, agent, self.store, make_client(self.settings, session=self.session)
@@ -232,9 +224,7 @@ class Bench:
         await self.http.close()
         await self.runner.cleanup()
         await self.session.close()
-        await self.model.close()
-        await self.registry.close()
-        await self.store.close()
+        await self.parts.close()
 
     async def mention(self, text: str) -> str:
         self._ts += 1

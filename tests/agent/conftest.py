@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent import Agent, ModelClient, Skills, build_model_client
+from bot.agent import Agent, Skills
 from bot.agent.tools import ToolContext
+from bot.app import App, build_app
 from bot.config import ConnectionTarget, Mode
 from bot.db import DatabaseRegistry
 from bot.state.audit import AuditLog
@@ -74,29 +75,18 @@ async def make_agent(
     model_server: FakeModelServer, shop_url: str, tmp_path: Path, streaming: bool
 ) -> AsyncIterator[AgentFactory]:
     """Builds Agents on one state directory (a second call is a restarted bot)."""
-    opened: list[tuple[StateStore, DatabaseRegistry, ModelClient]] = []
+    opened: list[App] = []
 
     async def build(**limits: object) -> Agent:
         settings = make_settings(model_server, shop_url, **limits)
         store = await StateStore.open(tmp_path / "state")
-        registry = DatabaseRegistry(settings.databases, settings.limits)
-        model = build_model_client(settings, stream=streaming)
-        opened.append((store, registry, model))
-        agent = Agent(
-            settings=settings,
-            store=store,
-            databases=registry,
-            model=model,
-            skills=Skills.load(),
-        )
-        await agent.recover()
-        return agent
+        parts = await build_app(settings, store=store, stream=streaming)
+        opened.append(parts)
+        return parts.agent
 
     yield build
-    for store, registry, model in opened:
-        await model.close()
-        await registry.close()
-        await store.close()
+    for parts in opened:
+        await parts.close()
 
 
 @pytest.fixture
