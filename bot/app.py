@@ -11,11 +11,15 @@ import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import DatabaseConfig, Environment, Settings
-from bot.db import Database, DatabaseRegistry, DbError
-from bot.state.store import StateStore
+
+if TYPE_CHECKING:
+    # Imported where used: `dbagent` names what is missing before loading the heavy parts.
+    from bot.agent import Agent, ModelClient, Skills
+    from bot.db import DatabaseRegistry
+    from bot.state.store import StateStore
 
 
 @dataclass
@@ -39,6 +43,8 @@ class App:
 
 async def open_store(settings: Settings) -> StateStore:
     """The state store the settings name (embedded at DBAGENT_STATE_DIR)."""
+    from bot.state.store import StateStore
+
     return await StateStore.open(settings.dbagent_state_dir)
 
 
@@ -53,6 +59,9 @@ async def build_app(
 ) -> App:
     """Build every part. `databases` narrows the configured ones (the console's --database);
     `recover` marks runs a previous process left running as interrupted."""
+    from bot.agent import Agent, Skills, build_model_client
+    from bot.db import DatabaseRegistry
+
     opened_store = store or await open_store(settings)
     registry = DatabaseRegistry(
         settings.databases if databases is None else databases, settings.limits
@@ -139,6 +148,7 @@ def serving_problem(settings: Settings) -> str | None:
 
 async def unreachable_databases(settings: Settings) -> dict[str, str]:
     """Configured databases that do not answer now, by name, with the reason."""
+    from bot.db import Database, DbError
 
     async def probe(config: DatabaseConfig) -> str | None:
         database = Database(config, settings.limits)
