@@ -41,7 +41,6 @@ def _configure_logging(default_level: str = "INFO") -> None:
 async def _serve() -> int:
     from bot.app import serving_problem, summary, unreachable_databases
     from bot.config import load_settings
-    from bot.slack.server import serve
 
     settings = load_settings()
     problem = serving_problem(settings)
@@ -56,6 +55,8 @@ async def _serve() -> int:
         )
     for name, reason in unreachable.items():
         log.warning("database %s is unreachable for now: %s", name, reason)
+    from bot.slack.server import serve  # Slack's libraries, only once there is work for them
+
     await serve(settings)
     return 0
 
