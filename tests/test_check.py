@@ -58,7 +58,7 @@ async def _admin(url: str, *statements: str) -> None:
         port=target.port,
         user=target.user,
         password=target.password.get_secret_value(),
-        connect_timeout=3,
+        connect_timeout=15,
     )
     try:
         async with connection.cursor() as cursor:
@@ -120,7 +120,7 @@ def settings_for(
         "dbagent_config": tmp_path / "absent.toml",
         "databases": databases,
         "approvals": {"approvers": [APPROVER, GROUP]},
-        "limits": {"model_max_retries": 0, "connect_timeout_s": 2},
+        "limits": {"model_max_retries": 0, "connect_timeout_s": 15},
     }
     values.update(overrides)
     return Settings(**values)
@@ -282,3 +282,19 @@ async def test_dbagent_check_runs_end_to_end_from_another_directory(
     assert "✓ Slack auth.test: signed in as dbagent" in output
     assert "✓ approvers: none configured, and none needed (production only)" in output
     assert output.splitlines()[-1] == "all checks passed, 0 warning(s)"
+
+
+async def test_a_replica_is_checked_as_well(reader_url, mysql_url, model, slack, tmp_path):
+    probe_answered(model)
+    target = ConnectionTarget.parse(mysql_url)
+    database = DatabaseConfig(
+        name="shop",
+        url=reader_url,
+        read_url=f"mysql://root@{target.host}:1/{SCHEMA}",
+        environment="production",
+    )
+    lines = await run_checks(settings_for([database], model, slack, tmp_path))
+    [primary] = lines_about(lines, "database shop (production)")[:1]
+    [replica] = lines_about(lines, "database shop (production) replica")
+    assert primary.mark is Mark.PASSED
+    assert replica.mark is Mark.FAILED and "cannot connect" in replica.detail
