@@ -137,6 +137,12 @@ class Statement:
     kind: str  # leading keywords, upper case: "SELECT", "INSERT", "CREATE TABLE", "UNKNOWN"
     reasons: tuple[str, ...]
     targets: tuple[TableRef, ...]  # what it writes or alters; empty for reads
+    # Tables and views it reads (FROM, joins, subqueries, SHOW … FROM, DESCRIBE, the source of
+    # INSERT … SELECT), as written; TableRef("*", "*") when what it reads cannot be bounded.
+    reads: tuple[TableRef, ...] = ()
+    # Stored routines it runs: CALL p, and stored functions it calls (f(), other.f()), named
+    # as the server resolves them (unquoted; schema None means the default database).
+    calls: tuple[TableRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,13 +183,13 @@ def _statement(piece: Piece) -> Statement:
     try:
         verdict = judge(piece)
         risk, kind, reasons = verdict.risk, verdict.kind, tuple(verdict.reasons)
-        targets = tuple(verdict.targets)
+        targets, reads, calls = tuple(verdict.targets), tuple(verdict.reads), tuple(verdict.calls)
     except Exception as error:  # fail closed: a classifier bug must not let anything through
-        risk, kind, targets = Risk.WRITE, "UNKNOWN", ()
+        risk, kind, targets, reads, calls = Risk.WRITE, "UNKNOWN", (), (SERVER,), ()
         reasons = (f"the classifier failed on it ({type(error).__name__}); not read-only",)
     if not reasons:
         reasons = (f"{kind} is {risk.value}",)
-    return Statement(piece.text, piece.start, piece.end, risk, kind, reasons, targets)
+    return Statement(piece.text, piece.start, piece.end, risk, kind, reasons, targets, reads, calls)
 
 
 def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
@@ -206,3 +212,4 @@ def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
 # which makes any import order work.
 from bot.sql.lexical import Piece, split  # noqa: E402
 from bot.sql.statements import judge  # noqa: E402
+from bot.sql.verdict import SERVER  # noqa: E402

@@ -31,6 +31,7 @@ from bot.sql.tokens import (
     qualified_name,
     skip_words,
     tokenize,
+    unquote,
 )
 from bot.sql.verdict import SERVER, Verdict, read, unknown, whole_schema
 
@@ -590,11 +591,13 @@ def _table_options(tokens: list[Token], index: int, verb: str, verdict: Verdict)
             if names and names[0].name.upper() not in _TABLE_QUERY:
                 verdict.add_reason("a MERGE table writes into the tables of its UNION list")
                 verdict.add_targets(names)
-        elif word == "CONNECTION" and tokens[after].kind is STRING:
+        elif word == "CONNECTION" and tokens[after].kind in (STRING, QUOTED):
             verdict.add_reason("CONNECTION='…' makes the table another server's table")
             verdict.add_targets([SERVER])
         elif word in ("ENGINE", "TYPE") and previous not in _NOT_ENGINE_OPTION:
-            engine = tokens[after].word if tokens[after].is_identifier else ""
+            # ENGINE=SPIDER, ENGINE=`SPIDER`, ENGINE='SPIDER' and ENGINE="SPIDER" all name it.
+            value = tokens[after]
+            engine = value.key if value.is_identifier or value.kind is STRING else ""
             if engine in _LOCAL_ENGINES or not engine:
                 continue
             if equals or engine in _REMOTE_ENGINES:  # "ENGINE = x", or a known remote one
@@ -672,6 +675,7 @@ def _set(piece: Piece, first: str, depth: int) -> Verdict:
             verdict.kind = "UNKNOWN"
             verdict.add_reason("SET STATEMENT without FOR <statement>")
             return verdict
+        _judge_variables(tokens, 2, at, verdict)
         verdict.absorb(judge_text(piece.text[tokens[at + 1].start :], depth + 1), "the statement: ")
         return verdict
     if second == "TRANSACTION" or (
@@ -688,17 +692,52 @@ def _set(piece: Piece, first: str, depth: int) -> Verdict:
         verdict.add_targets([SERVER])
         return verdict
     verdict = Verdict(Risk.WRITE, "SET", _set_reason(second))
-    for token in tokens[1:]:
-        if token.kind is VARIABLE and not token.word.startswith("@@"):
-            continue  # @user_variable: its name is the user's, not a server setting
-        name = token.word.rsplit(".", 1)[-1].lstrip("@")
+    _judge_variables(tokens, 1, len(tokens), verdict)
+    return verdict
+
+
+def _judge_variables(tokens: list[Token], start: int, stop: int, verdict: Verdict) -> None:
+    """Every name among ``tokens[start:stop]`` that is a transaction setting or a global
+    scope, quoted or not (`` `autocommit` `` and ``@@session.`autocommit` `` are the same
+    variable as ``autocommit``). Values are scanned too: a superset, failing closed."""
+    for scope, name in _variable_names(tokens, start, stop):
         why = _TRANSACTION_VARIABLES.get(name)
         if why is not None:
             verdict.at_least(Risk.TRANSACTION, why)
-        if name in _GLOBAL_SCOPES or token.word.startswith(("@@GLOBAL.", "@@PERSIST")):
+        if name in _GLOBAL_SCOPES or scope in _GLOBAL_SCOPES:
             verdict.add_reason("it changes a server-wide setting, for every connection")
             verdict.add_targets([SERVER])
-    return verdict
+
+
+def _variable_names(tokens: list[Token], start: int, stop: int) -> list[tuple[str, str]]:
+    """(scope, name), unquoted and upper-cased, for every identifier and @@variable."""
+    found: list[tuple[str, str]] = []
+    index = start
+    while index < stop:
+        token = tokens[index]
+        index += 1
+        if token.is_identifier:
+            found.append(("", token.key))
+            continue
+        if token.kind is not VARIABLE or not token.word.startswith("@@"):
+            continue  # @user_variable: its name is the user's, not a server setting
+        written = token.name[2:]
+        parts = [unquote(written)] if written[:1] in "`'\"" and written else written.split(".")
+        if parts[-1] == "" and index < stop and tokens[index].is_identifier:
+            parts[-1] = tokens[index].name  # @@session.`autocommit`
+            index += 1
+        elif (
+            len(parts) == 1
+            and index + 1 < stop
+            and tokens[index].word == "."
+            and tokens[index + 1].is_identifier
+        ):
+            parts.append(tokens[index + 1].name)  # @@`session`.autocommit
+            index += 2
+        names = [unquote(part) if part[:1] in "`'\"" else part for part in parts]
+        scope = names[0].upper() if len(names) > 1 else ""
+        found.append((scope, names[-1].upper()))
+    return found
 
 
 def _set_reason(second: str) -> str:

@@ -19,6 +19,7 @@ from sqlglot import exp
 
 from bot.sql.risk import TableRef
 from bot.sql.tokens import PUNCT, WORD, Token, qualified_name, skip_words
+from bot.sql.verdict import SERVER
 
 
 def dml_targets(tree: exp.Expression) -> list[TableRef]:
@@ -33,7 +34,7 @@ def dml_targets(tree: exp.Expression) -> list[TableRef]:
         found = []
     unique: list[TableRef] = []
     for ref in found:
-        if ref.schema is None and ref.name.lower() in ctes:
+        if ref.schema is None and ref.name in ctes:
             continue  # a CTE is not a table; the server refuses to write it anyway
         if ref not in unique:
             unique.append(ref)
@@ -46,9 +47,29 @@ def read_tables(tree: exp.Expression) -> list[TableRef]:
     refs: list[TableRef] = []
     for table in tree.find_all(exp.Table):
         ref = _ref(table)
-        if ref.name and not (ref.schema is None and ref.name.lower() in ctes) and ref not in refs:
+        if ref.name and not (ref.schema is None and ref.name in ctes) and ref not in refs:
             refs.append(ref)
     return refs
+
+
+def query_reads(tree: exp.Expression) -> list[TableRef]:
+    """Every table or view a parsed statement names in a FROM, join or subquery, as written
+    (CTE names and DUAL aside). A three-part name is not MySQL's and could be anything: it
+    reads the whole server."""
+    ctes = _cte_names(tree)
+    refs: dict[TableRef, None] = {}
+    for table in tree.find_all(exp.Table):
+        name = table.name
+        if not name:
+            continue  # JSON_TABLE(…): its arguments are expressions, scanned as calls
+        if table.catalog:
+            refs.setdefault(SERVER)
+            continue
+        schema = table.db or None
+        if schema is None and (name in ctes or name.upper() == "DUAL"):
+            continue
+        refs.setdefault(TableRef(schema, name))
+    return list(refs)
 
 
 def qualified_names(tokens: list[Token]) -> list[TableRef]:
@@ -76,10 +97,13 @@ def _ref(table: exp.Table) -> TableRef:
 
 
 def _cte_names(tree: exp.Expression) -> set[str]:
+    """The statement's CTE names, exactly as written: a name differing only in case is
+    reported as a table, since whether it is one depends on the server's
+    lower_case_table_names (unqualified, it is in the own schema either way)."""
     with_ = tree.args.get("with_") or tree.args.get("with")
     if not isinstance(with_, exp.With):
         return set()
-    return {cte.alias.lower() for cte in with_.expressions if isinstance(cte, exp.CTE)}
+    return {cte.alias for cte in with_.expressions if isinstance(cte, exp.CTE)}
 
 
 def _insert_targets(tree: exp.Insert) -> list[TableRef]:
@@ -109,18 +133,22 @@ def _table_list(node: exp.Expression | None) -> list[exp.Table]:
 
 
 def _resolve(qualifier: str, schema: str | None, tables: list[exp.Table]) -> list[exp.Table]:
-    """Tables a column qualifier (alias or name) refers to."""
-    lowered = qualifier.lower()
-    matches = [table for table in tables if table.alias and table.alias.lower() == lowered]
-    if not matches:
-        matches = [
-            table
-            for table in tables
-            if not table.alias
-            and table.name.lower() == lowered
-            and (schema is None or (table.db or "").lower() == schema.lower())
-        ]
-    return matches
+    """Tables a column qualifier (alias or name) may refer to: every table whose alias or
+    name matches it, ignoring case. Whether the server folds case depends on its
+    lower_case_table_names, so both readings are covered — a superset; taking the alias
+    first would miss ``UPDATE t AS X JOIN other.x SET x.a = 1``, which writes other.x
+    when names are case-sensitive."""
+    lowered = qualifier.casefold()
+    wanted_schema = schema.casefold() if schema is not None else None
+    return [
+        table
+        for table in tables
+        if (schema is None and table.alias and table.alias.casefold() == lowered)
+        or (
+            table.name.casefold() == lowered
+            and (wanted_schema is None or (table.db or "").casefold() == wanted_schema)
+        )
+    ]
 
 
 def _update_targets(tree: exp.Update) -> list[TableRef]:
