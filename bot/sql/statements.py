@@ -16,9 +16,15 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from bot.sql.lexical import Piece, split, unwrap_executable_comments
-from bot.sql.queries import judge_query, judge_show, parse, reach_targets
+from bot.sql.queries import judge_query, judge_show, parse, reach, subquery_reads
 from bot.sql.risk import Risk, TableRef
-from bot.sql.targets import dml_targets, lexical_dml_targets, qualified_names, read_tables
+from bot.sql.targets import (
+    dml_targets,
+    lexical_dml_targets,
+    qualified_names,
+    query_reads,
+    read_tables,
+)
 from bot.sql.tokens import (
     PUNCT,
     QUOTED,
@@ -86,11 +92,42 @@ def _judge_code(piece: Piece, depth: int) -> Verdict:
             return unknown("DELIMITER is a mysql client command, not SQL")
         return unknown(f"{first} is not a statement the classifier knows; not read-only")
     verdict = handler(piece, first, depth)
-    if verdict.risk is not Risk.READ_ONLY and handler is not _query and handler is not _show:
+    if verdict.risk is not Risk.READ_ONLY and handler not in _JUDGE_THEIR_OWN_REACH:
         # Routines called by a qualified name, sequences advanced, server files: a write
-        # reaches these too (queries report them themselves).
-        verdict.add_targets(reach_targets(piece))
+        # reaches these too, and reads what its subqueries read (queries, DML and EXPLAIN
+        # report those themselves, as do stored programs and views for their bodies).
+        calls = first in _CALLING_STATEMENTS
+        reach(
+            piece,
+            verdict,
+            reads=verdict.kind not in _KINDS_WITH_OWN_READS,
+            calls=calls,
+            not_calls=_named_not_called(piece, first) if calls else frozenset(),
+        )
     return verdict
+
+
+# Statements whose "name (" is a call of a stored function (or, for CALL, the procedure);
+# elsewhere (DDL, admin) it is mostly a table, a column type or an index list.
+_CALLING_STATEMENTS = frozenset({"SET", "DO", "CALL", "EXECUTE", "INSERT", "REPLACE"})
+_CALLING_STATEMENTS |= {"UPDATE", "DELETE"}
+
+
+def _named_not_called(piece: Piece, first: str) -> frozenset[int]:
+    """Offsets of the names before "(" that are not calls: the leading keyword (DO (…)),
+    INSERT's and REPLACE's table before its column list, CALL's procedure (reported as
+    the call itself)."""
+    offsets = {0}
+    if first in ("INSERT", "REPLACE", "CALL"):
+        tokens = tokenize(piece, limit=16)
+        modifiers = _INSERT_NAME_MODIFIERS if first != "CALL" else frozenset()
+        name, after = qualified_name(tokens, skip_words(tokens, 1, modifiers))
+        if name is not None:
+            offsets.add(tokens[after - 1].start)
+    return frozenset(offsets)
+
+
+_INSERT_NAME_MODIFIERS = frozenset({"LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO"})
 
 
 # --- queries and DML ------------------------------------------------------------------
@@ -101,7 +138,64 @@ def _query(piece: Piece, first: str, depth: int) -> Verdict:
 
 
 def _show(piece: Piece, first: str, depth: int) -> Verdict:
-    return judge_show(piece)
+    verdict = judge_show(piece)
+    verdict.add_reads(_show_reads(tokenize(piece)))
+    upper = piece.masked.upper()
+    if "SELECT" in upper:
+        verdict.add_reads(subquery_reads(piece, upper))  # SHOW … WHERE x IN (SELECT …)
+    return verdict
+
+
+# SHOW forms naming a table (or a database, then a whole schema) after FROM/IN.
+_SHOW_FROM = frozenset(
+    {"TABLES", "STATUS", "TRIGGERS", "EVENTS", "COLUMNS", "FIELDS", "INDEX", "INDEXES", "KEYS"}
+)
+_SHOW_OF_TABLE = frozenset({"COLUMNS", "FIELDS", "INDEX", "INDEXES", "KEYS"})
+_SHOW_CREATE = frozenset(
+    {"TABLE", "VIEW", "SEQUENCE", "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE"}
+)
+# Other connections' statements (with their literal values): what PROCESSLIST holds.
+_PROCESSLIST = TableRef("information_schema", "PROCESSLIST")
+
+
+def _show_reads(tokens: list[Token]) -> list[TableRef]:
+    """What a SHOW reads beyond server metadata (names, settings, counters): a table's
+    columns, indexes or definition, a schema's tables, other connections' statements,
+    binary-log row events (every schema's data) and accounts. As written."""
+    words = [token.word for token in tokens[1:4]]
+    index = skip_words(tokens, 1, frozenset({"FULL", "EXTENDED", "OPEN", "TABLE"}))
+    what = tokens[index].word if index < len(tokens) else ""
+    if "CREATE" in words[:1]:
+        obj = tokens[2].word if len(tokens) > 2 else ""
+        if obj in ("DATABASE", "SCHEMA"):
+            at = skip_words(tokens, 3, _IF_EXISTS)
+            return [whole_schema(tokens[at].name)] if at < len(tokens) else []
+        if obj in _SHOW_CREATE:
+            name, _ = qualified_name(tokens, skip_words(tokens, 3, frozenset({"BODY"})))
+            return [name] if name else []
+        return [SERVER]  # SHOW CREATE USER / ROLE / SERVER: accounts and servers
+    if len(words) > 1 and words[1] == "CODE":
+        name, _ = qualified_name(tokens, 3)  # SHOW PROCEDURE|FUNCTION CODE name
+        return [name] if name else []
+    if what in ("PROCESSLIST",) or words[:2] in (["EXPLAIN", "FOR"], ["ANALYZE", "FOR"]):
+        return [_PROCESSLIST]
+    if len(words) > 1 and words[1] == "EVENTS" and words[0] in ("BINLOG", "RELAYLOG"):
+        return [SERVER]
+    if words[:2] == ["GRANTS", "FOR"] and (len(words) < 3 or words[2] != "CURRENT_USER"):
+        return [SERVER]  # another account's privileges
+    if what not in _SHOW_FROM:
+        return []
+    names: list[TableRef] = []
+    position = index + 1
+    while position + 1 < len(tokens) and tokens[position].word in ("FROM", "IN"):
+        name, position = qualified_name(tokens, position + 1)
+        if name is not None:
+            names.append(name)
+    if what not in _SHOW_OF_TABLE:
+        return [whole_schema(name.name) for name in names[:1]]
+    if len(names) == 2:  # SHOW COLUMNS FROM t FROM db: both readings, a superset
+        return [names[0], TableRef(names[1].name, names[0].name)]
+    return names[:1]
 
 
 _DML_REASONS = {
@@ -112,8 +206,27 @@ _DML_REASONS = {
 }
 
 
+def _dml_reads(
+    piece: Piece, first: str, tree: exp.Expression | None, targets: list[TableRef]
+) -> list[TableRef]:
+    """What a DML statement reads: every table in its tree (its targets too, joins,
+    subqueries, INSERT … SELECT's source). INSERT is parsed for this only when it holds a
+    query; a statement the parser cannot read reads its targets and its subqueries'
+    tables (a query that does not parse: the whole server)."""
+    upper = piece.masked.upper()
+    if tree is None and first == "INSERT" and "SELECT" in upper:
+        tree, _ = parse(piece.code)
+    if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
+        return query_reads(tree)
+    reads = list(targets)
+    if "SELECT" in upper:
+        reads += subquery_reads(piece, upper)
+    return reads
+
+
 def _dml(piece: Piece, first: str, depth: int) -> Verdict:
     verdict = Verdict(Risk.WRITE, first, _DML_REASONS[first])
+    tree: exp.Expression | None = None
     if first in ("INSERT", "REPLACE"):
         # The target is simply the first name after the modifiers; no parse needed (and the
         # parser only knows REPLACE as an opaque Command).
@@ -126,6 +239,7 @@ def _dml(piece: Piece, first: str, depth: int) -> Verdict:
         else:
             targets = lexical_dml_targets(tokenize(piece), 0)
     verdict.add_targets(targets)
+    verdict.add_reads(_dml_reads(piece, first, tree, targets))
     if first in ("INSERT", "REPLACE"):
         for match in _INSERT_CLAUSES.finditer(piece.masked.upper()):
             clause = match.group()
@@ -195,7 +309,10 @@ def _explain(piece: Piece, first: str, depth: int) -> Verdict:
         verdict.absorb(inner, prefix="the explained statement: ")
         return verdict
     if not seen and _is_table_description(tokens, index):
-        return read("DESCRIBE", "DESCRIBE only reads a table's definition")
+        verdict = read("DESCRIBE", "DESCRIBE only reads a table's definition")
+        name, _ = qualified_name(tokens, index)
+        verdict.add_reads([name] if name else [])
+        return verdict
     return unknown(f"{first} of something that is neither a table nor a statement")
 
 
@@ -437,20 +554,40 @@ def _program_body(
             "checked here; it is treated as reaching the whole server"
         )
         verdict.add_targets([SERVER])
+        verdict.add_reads([SERVER])
         return
     body = piece.text[tokens[start].start :]
     if tokens[start].word == "RETURN":
         body = "SELECT " + piece.text[tokens[start].end :]
-    inner = judge_text(body, depth + 1)
-    if inner.kind == "UNKNOWN":
-        verdict.add_reason(
-            f"the {obj.lower()}'s body cannot be judged; it is treated as reaching the whole server"
-        )
+    absorb_body(verdict, judge_text(body, depth + 1), f"the {obj.lower()}'s body")
+
+
+def absorb_body(verdict: Verdict, body: Verdict, what: str) -> None:
+    """A stored program's body runs later, without approval and with its definer's rights:
+    the program is at least as risky as its body, and reaches what the body reaches. A body
+    that runs SQL text the classifier never sees (PREPARE, EXECUTE, EXECUTE IMMEDIATE),
+    controls transactions, or cannot be judged reaches the whole server."""
+    if body.risk is not Risk.READ_ONLY and body.reasons:
+        verdict.at_least(body.risk, f"its body runs later, without approval: {body.reasons[0]}")
+    verdict.add_targets(body.targets)
+    verdict.add_reads(body.reads)
+    verdict.add_calls(body.calls)
+    why = unbounded_body(body)
+    if why:
+        verdict.add_reason(f"{what} {why}; it is treated as reaching the whole server")
         verdict.add_targets([SERVER])
-        return
-    if inner.risk is not Risk.READ_ONLY and inner.reasons:
-        verdict.add_reason(f"its body runs later, without approval: {inner.reasons[0]}")
-    verdict.add_targets(inner.targets)
+        verdict.add_reads([SERVER])
+
+
+def unbounded_body(body: Verdict) -> str:
+    """Why what a stored program's body reaches cannot be bounded, or "" when it can."""
+    if body.dynamic:
+        return "runs dynamic SQL (PREPARE / EXECUTE / EXECUTE IMMEDIATE), which is never judged"
+    if body.risk is Risk.TRANSACTION:
+        return "controls transactions or session settings (COMMIT, ROLLBACK, autocommit, …)"
+    if body.kind == "UNKNOWN":
+        return "cannot be judged"
+    return ""
 
 
 def _body_start(tokens: list[Token], verb: str, obj: str, index: int) -> int:
@@ -538,6 +675,7 @@ def _view_tables(piece: Piece, tokens: list[Token], index: int, verdict: Verdict
     if tables:
         verdict.add_reason("a view writes through to the tables it reads (UPDATE/INSERT on it)")
     verdict.add_targets(tables)
+    verdict.add_reads(tables)
 
 
 # Storage engines that keep their data in this server's own files for this table.
@@ -879,12 +1017,21 @@ def _admin(piece: Piece, first: str, depth: int) -> Verdict:
     elif first in ("CALL", "HANDLER"):
         name, _ = qualified_name(tokens, 1)
         verdict.add_targets([name] if name else [])
+        if name is None:
+            verdict.kind = "UNKNOWN"
+            verdict.add_reason(f"the {first} names nothing the classifier can read")
+            verdict.add_reads([SERVER])
+        elif first == "CALL":
+            verdict.add_calls([name])  # the guard reads its body from the server
+        else:
+            verdict.add_reads([name])  # HANDLER t READ … reads rows of t
     elif first in _TABLE_ADMIN:
         index = skip_words(tokens, 1, frozenset({"NO_WRITE_TO_BINLOG", "LOCAL", "TABLE", "TABLES"}))
         verdict.add_targets(name_list(tokens, index))
     elif first == "LOAD":
         _load_targets(tokens, verdict)
     elif first in ("PREPARE", "EXECUTE"):
+        verdict.dynamic = True  # a stored program running it runs SQL never judged here
         _prepared_text(piece, tokens, first, verdict, depth)
     return verdict
 
@@ -956,6 +1103,15 @@ def _unescape(literal: str) -> str:
 
 
 _Handler = Callable[[Piece, str, int], Verdict]
+
+# Queries and SHOW report their calls, targets and reads themselves.
+_JUDGE_THEIR_OWN_REACH: frozenset[_Handler] = frozenset({_query, _show})
+# Statements whose reads come from their own parse or from the statement they hold.
+_KINDS_WITH_OWN_READS = frozenset(
+    {"INSERT", "REPLACE", "UPDATE", "DELETE", "EXPLAIN", "EXPLAIN ANALYZE", "ANALYZE"}
+    | {"DESCRIBE", "SET STATEMENT", "PREPARE", "EXECUTE IMMEDIATE"}
+    | {f"{verb} {obj}" for verb in ("CREATE", "ALTER") for obj in _PROGRAMS | {"VIEW"}}
+)
 
 _HANDLERS: dict[str, _Handler] = {
     **dict.fromkeys(("SELECT", "WITH", "(", "TABLE", "VALUES"), _query),
