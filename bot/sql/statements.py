@@ -490,6 +490,8 @@ def _ddl_targets(verb: str, obj: str, tokens: list[Token], index: int) -> list[T
             targets.append(table)
     elif obj == "TABLE" and verb == "ALTER":
         targets += _renamed_by_alter(tokens, after)
+    elif obj == "TABLE" and verb == "CREATE":
+        targets += _referenced_tables(tokens, after)
     elif obj == "FUNCTION" and find_word(tokens, "SONAME", after) >= 0:
         targets.append(SERVER)  # a loadable function: a shared library loaded into the server
     elif obj == "EVENT" and verb == "ALTER":
@@ -515,6 +517,13 @@ def _reached_by_ddl(
         _view_tables(piece, tokens, index, verdict)
     elif obj == "TABLE":
         _table_options(tokens, index, verb, verdict)
+        if verb == "CREATE":
+            _, like = qualified_name(tokens, skip_words(tokens, index, _IF_EXISTS))
+            if like < len(tokens) and tokens[like].word == "(":
+                like += 1  # CREATE TABLE t (LIKE u)
+            if like < len(tokens) and tokens[like].word == "LIKE":
+                source, _ = qualified_name(tokens, like + 1)
+                verdict.add_reads([source] if source else [SERVER])
 
 
 _PROGRAMS = frozenset({"TRIGGER", "EVENT", "PROCEDURE", "FUNCTION", "PACKAGE"})
@@ -762,24 +771,41 @@ def _renamed(tokens: list[Token], index: int) -> list[TableRef]:
 
 
 def _renamed_by_alter(tokens: list[Token], index: int) -> list[TableRef]:
-    """ALTER TABLE … RENAME [TO|AS] other and … EXCHANGE PARTITION p WITH TABLE other."""
+    """Every other table an ALTER TABLE clause names: RENAME [TO|AS] other, EXCHANGE
+    PARTITION p WITH TABLE other, CONVERT PARTITION p TO TABLE other and CONVERT TABLE
+    other TO PARTITION p (MariaDB 10.7+: they move a table into or out of this one), and
+    FOREIGN KEY … REFERENCES other (the parent table's definition changes with it)."""
     found: list[TableRef] = []
     for position in range(index, len(tokens)):
         token = tokens[position]
         if token.kind is not WORD:
             continue
         after = position + 1
+        following = tokens[after].word if after < len(tokens) else ""
         if token.word == "RENAME":
-            if after < len(tokens) and tokens[after].word in ("COLUMN", "INDEX", "KEY"):
+            if following in ("COLUMN", "INDEX", "KEY"):
                 continue
             after = skip_words(tokens, after, frozenset({"TO", "AS"}))
-        elif not (token.word == "WITH" and after < len(tokens) and tokens[after].word == "TABLE"):
+        elif token.word in ("WITH", "TO", "CONVERT") and following == "TABLE":
+            after += 1  # WITH TABLE x, TO TABLE x, CONVERT TABLE x
+        elif token.word != "REFERENCES":
             continue
-        else:
-            after += 1
         name, _ = qualified_name(tokens, after)
         if name:
             found.append(name)
+    return found
+
+
+def _referenced_tables(tokens: list[Token], index: int) -> list[TableRef]:
+    """CREATE TABLE … REFERENCES other (a foreign key ties the parent table to this one;
+    ON DELETE/UPDATE CASCADE changes this one whenever the parent changes) and CREATE
+    TABLE t LIKE other (it copies other's definition)."""
+    found: list[TableRef] = []
+    for position in range(index, len(tokens)):
+        if tokens[position].kind is WORD and tokens[position].word == "REFERENCES":
+            name, _ = qualified_name(tokens, position + 1)
+            if name:
+                found.append(name)
     return found
 
 
