@@ -114,6 +114,18 @@ def statement_texts(sql: str) -> list[str]:
     return [piece.text for piece in split(sql)]
 
 
+def statement_text(sql: str) -> str:
+    """One statement exactly as it must reach the server: the text the classifier judged
+    (``Statement.text``) — trimmed of the server's whitespace only, without its separating
+    ";". Text with no statement gives "". Text holding several is only trimmed and stays
+    whole, so the server refuses it (connections never enable multi-statements) instead of
+    the bot running a cut nobody judged."""
+    pieces = split(sql)
+    if len(pieces) == 1:
+        return pieces[0].text
+    return trim_sql(sql) if pieces else ""
+
+
 def unwrap_executable_comments(text: str) -> str:
     """Return ``text`` with the markers of executable comments blanked, keeping their content.
 

@@ -113,9 +113,7 @@ async def test_a_models_question_is_a_numbered_prompt(
     assert '"value":"shop-staging"' in model_server.new_tool_results()[0]
 
 
-HIDDEN_OR = (
-    "UPDATE orders SET status = 'cancelled' WHERE id = 11 OR 1=1 -- \r\x1b[2K" + CANCEL_11
-)
+HIDDEN_OR = "UPDATE orders SET status = 'cancelled' WHERE id = 11 OR 1=1 -- \r\x1b[2K" + CANCEL_11
 
 
 async def test_a_carriage_return_and_ansi_escapes_cannot_hide_sql_from_the_approver(
@@ -138,9 +136,7 @@ async def test_a_carriage_return_and_ansi_escapes_cannot_hide_sql_from_the_appro
     approval = printed.split("Approval needed", 1)[1].split("approve?", 1)[0]
     assert f"WHERE id = 11 OR 1=1 -- <U+000D><U+001B>[2K{CANCEL_11}" in approval
     assert "Done.<U+000D><U+001B>[2KNothing happened." in printed
-    assert await query(shop_url, "SELECT COUNT(*) FROM orders WHERE status = 'cancelled'") == [
-        (0,)
-    ]
+    assert await query(shop_url, "SELECT COUNT(*) FROM orders WHERE status = 'cancelled'") == [(0,)]
 
 
 def test_cells_and_column_names_are_shown_with_their_control_characters_visible() -> None:
