@@ -151,7 +151,7 @@ def judge_query(piece: Piece, first: str) -> Verdict:
             verdict.add_targets(qualified_names(tokenize(piece)))
         verdict.add_reads([SERVER])  # what an unreadable query reads cannot be bounded
         return verdict
-    verdict.add_reads(query_reads(tree))
+    verdict.add_reads(query_reads(tree, upper))
     dml_kind = _DML_KINDS.get(type(tree))
     if dml_kind is not None:
         verdict.kind = dml_kind

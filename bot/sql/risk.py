@@ -183,7 +183,11 @@ def _statement(piece: Piece) -> Statement:
     try:
         verdict = judge(piece)
         risk, kind, reasons = verdict.risk, verdict.kind, tuple(verdict.reasons)
-        targets, reads, calls = tuple(verdict.targets), tuple(verdict.reads), tuple(verdict.calls)
+        targets, reads, calls = (
+            tuple(verdict.targets),
+            tuple(verdict.reads or ()),
+            tuple(verdict.calls or ()),
+        )
     except Exception as error:  # fail closed: a classifier bug must not let anything through
         risk, kind, targets, reads, calls = Risk.WRITE, "UNKNOWN", (), (SERVER,), ()
         reasons = (f"the classifier failed on it ({type(error).__name__}); not read-only",)

@@ -81,8 +81,8 @@ def _statement(body: str, segment: _Segment) -> Statement:
         kind,
         reasons,
         tuple(verdict.targets),
-        tuple(verdict.reads),
-        tuple(verdict.calls),
+        tuple(verdict.reads or ()),
+        tuple(verdict.calls or ()),
     )
 
 

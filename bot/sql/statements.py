@@ -21,6 +21,7 @@ from bot.sql.risk import Risk, TableRef
 from bot.sql.targets import (
     dml_targets,
     lexical_dml_targets,
+    lexical_query_reads,
     qualified_names,
     query_reads,
     read_tables,
@@ -96,35 +97,29 @@ def _judge_code(piece: Piece, depth: int) -> Verdict:
         # Routines called by a qualified name, sequences advanced, server files: a write
         # reaches these too, and reads what its subqueries read (queries, DML and EXPLAIN
         # report those themselves, as do stored programs and views for their bodies).
-        calls = first in _CALLING_STATEMENTS
         reach(
             piece,
             verdict,
             reads=verdict.kind not in _KINDS_WITH_OWN_READS,
-            calls=calls,
-            not_calls=_named_not_called(piece, first) if calls else frozenset(),
+            calls=first in _CALLING_STATEMENTS,
+            not_calls=_CALLED_NAME if first != "CALL" else _procedure_name(piece),
         )
     return verdict
 
 
 # Statements whose "name (" is a call of a stored function (or, for CALL, the procedure);
-# elsewhere (DDL, admin) it is mostly a table, a column type or an index list.
-_CALLING_STATEMENTS = frozenset({"SET", "DO", "CALL", "EXECUTE", "INSERT", "REPLACE"})
-_CALLING_STATEMENTS |= {"UPDATE", "DELETE"}
+# elsewhere (DDL, admin) it is mostly a table, a column type or an index list. DML does its
+# own (see _dml).
+_CALLING_STATEMENTS = frozenset({"SET", "DO", "CALL", "EXECUTE"})
+# The leading keyword is never a call (DO (SELECT …)).
+_CALLED_NAME = frozenset({0})
 
 
-def _named_not_called(piece: Piece, first: str) -> frozenset[int]:
-    """Offsets of the names before "(" that are not calls: the leading keyword (DO (…)),
-    INSERT's and REPLACE's table before its column list, CALL's procedure (reported as
-    the call itself)."""
-    offsets = {0}
-    if first in ("INSERT", "REPLACE", "CALL"):
-        tokens = tokenize(piece, limit=16)
-        modifiers = _INSERT_NAME_MODIFIERS if first != "CALL" else frozenset()
-        name, after = qualified_name(tokens, skip_words(tokens, 1, modifiers))
-        if name is not None:
-            offsets.add(tokens[after - 1].start)
-    return frozenset(offsets)
+def _procedure_name(piece: Piece) -> frozenset[int]:
+    """CALL p(…): the procedure's own name is the call itself, not a stored function."""
+    tokens = tokenize(piece, limit=6)
+    name, after = qualified_name(tokens, 1)
+    return _CALLED_NAME | ({tokens[after - 1].start} if name is not None else set())
 
 
 _INSERT_NAME_MODIFIERS = frozenset({"LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO"})
@@ -139,7 +134,7 @@ def _query(piece: Piece, first: str, depth: int) -> Verdict:
 
 def _show(piece: Piece, first: str, depth: int) -> Verdict:
     verdict = judge_show(piece)
-    verdict.add_reads(_show_reads(tokenize(piece)))
+    verdict.add_reads(_show_reads(tokenize(piece, limit=12)))  # enough for any SHOW … FROM
     upper = piece.masked.upper()
     if "SELECT" in upper:
         verdict.add_reads(subquery_reads(piece, upper))  # SHOW … WHERE x IN (SELECT …)
@@ -214,10 +209,17 @@ def _dml_reads(
     query; a statement the parser cannot read reads its targets and its subqueries'
     tables (a query that does not parse: the whole server)."""
     upper = piece.masked.upper()
-    if tree is None and first == "INSERT" and "SELECT" in upper:
-        tree, _ = parse(piece.code)
+    if tree is None and "SELECT" in upper:
+        if upper.count("SELECT") == 1 and "TABLE" not in upper and "WITH" not in upper:
+            # INSERT … SELECT without subqueries: its FROM clause, without a parse.
+            tokens = tokenize(piece)
+            select = next((i for i, token in enumerate(tokens) if token.word == "SELECT"), -1)
+            if select >= 0:
+                return [*targets, *lexical_query_reads(tokens, select)]
+        if first == "INSERT":
+            tree, _ = parse(piece.code)
     if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
-        return query_reads(tree)
+        return query_reads(tree, upper)
     reads = list(targets)
     if "SELECT" in upper:
         reads += subquery_reads(piece, upper)
@@ -227,10 +229,15 @@ def _dml_reads(
 def _dml(piece: Piece, first: str, depth: int) -> Verdict:
     verdict = Verdict(Risk.WRITE, first, _DML_REASONS[first])
     tree: exp.Expression | None = None
+    not_calls = _CALLED_NAME
     if first in ("INSERT", "REPLACE"):
         # The target is simply the first name after the modifiers; no parse needed (and the
         # parser only knows REPLACE as an opaque Command).
-        targets = lexical_dml_targets(tokenize(piece, limit=16), 0)
+        tokens = tokenize(piece, limit=16)
+        targets = lexical_dml_targets(tokens, 0)
+        _, after = qualified_name(tokens, skip_words(tokens, 1, _INSERT_NAME_MODIFIERS))
+        if targets and after:
+            not_calls = frozenset({0, tokens[after - 1].start})  # INSERT INTO t (a, b)
     else:
         # UPDATE and DELETE name their targets through aliases and joins: parse to resolve.
         tree, _ = parse(piece.code)
@@ -240,6 +247,7 @@ def _dml(piece: Piece, first: str, depth: int) -> Verdict:
             targets = lexical_dml_targets(tokenize(piece), 0)
     verdict.add_targets(targets)
     verdict.add_reads(_dml_reads(piece, first, tree, targets))
+    reach(piece, verdict, reads=False, not_calls=not_calls)
     if first in ("INSERT", "REPLACE"):
         for match in _INSERT_CLAUSES.finditer(piece.masked.upper()):
             clause = match.group()
@@ -579,8 +587,8 @@ def absorb_body(verdict: Verdict, body: Verdict, what: str) -> None:
     if body.risk is not Risk.READ_ONLY and body.reasons:
         verdict.at_least(body.risk, f"its body runs later, without approval: {body.reasons[0]}")
     verdict.add_targets(body.targets)
-    verdict.add_reads(body.reads)
-    verdict.add_calls(body.calls)
+    verdict.add_reads(body.reads or ())
+    verdict.add_calls(body.calls or ())
     why = unbounded_body(body)
     if why:
         verdict.add_reason(f"{what} {why}; it is treated as reaching the whole server")
@@ -1130,8 +1138,8 @@ def _unescape(literal: str) -> str:
 
 _Handler = Callable[[Piece, str, int], Verdict]
 
-# Queries and SHOW report their calls, targets and reads themselves.
-_JUDGE_THEIR_OWN_REACH: frozenset[_Handler] = frozenset({_query, _show})
+# Queries, SHOW and DML report their calls, targets and reads themselves.
+_JUDGE_THEIR_OWN_REACH: frozenset[_Handler] = frozenset({_query, _show, _dml})
 # Statements whose reads come from their own parse or from the statement they hold.
 _KINDS_WITH_OWN_READS = frozenset(
     {"INSERT", "REPLACE", "UPDATE", "DELETE", "EXPLAIN", "EXPLAIN ANALYZE", "ANALYZE"}

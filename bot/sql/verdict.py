@@ -37,8 +37,10 @@ class Verdict:
         self.kind = kind
         self.reasons: list[str] = [reason] if reason else []
         self.targets: list[TableRef] = []
-        self.reads: dict[TableRef, None] = {}  # ordered sets
-        self.calls: dict[TableRef, None] = {}
+        # Ordered sets, made on first use: most statements read few tables and call nothing,
+        # and every container allocated here costs the garbage collector later.
+        self.reads: dict[TableRef, None] | None = None
+        self.calls: dict[TableRef, None] | None = None
         # It runs SQL text the classifier never sees (PREPARE, EXECUTE, EXECUTE IMMEDIATE).
         self.dynamic = False
         self._seen_reasons: set[str] = set(self.reasons)
@@ -66,11 +68,15 @@ class Verdict:
 
     def add_reads(self, reads: Iterable[TableRef]) -> None:
         for ref in reads:
-            self.reads.setdefault(ref)
+            if self.reads is None:
+                self.reads = {}
+            self.reads[ref] = None
 
     def add_calls(self, calls: Iterable[TableRef]) -> None:
         for ref in calls:
-            self.calls.setdefault(ref)
+            if self.calls is None:
+                self.calls = {}
+            self.calls[ref] = None
 
     def absorb(self, other: Verdict, prefix: str = "") -> None:
         """Take another verdict's risk, reasons, targets, reads and calls into this one (max
@@ -83,8 +89,10 @@ class Verdict:
             for reason in other.reasons:
                 self.add_reason(prefix + reason)
         self.add_targets(other.targets)
-        self.add_reads(other.reads)
-        self.add_calls(other.calls)
+        if other.reads:
+            self.add_reads(other.reads)
+        if other.calls:
+            self.add_calls(other.calls)
         self.dynamic = self.dynamic or other.dynamic
 
     def _clear_reasons(self) -> None:
