@@ -137,6 +137,8 @@ class Statement:
     kind: str  # leading keywords, upper case: "SELECT", "INSERT", "CREATE TABLE", "UNKNOWN"
     reasons: tuple[str, ...]
     targets: tuple[TableRef, ...]  # what it writes or alters; empty for reads
+    calls: tuple[TableRef, ...] = ()  # routines it CALLs
+    reads: tuple[TableRef, ...] = ()  # tables it reads
 
 
 @dataclass(frozen=True, slots=True)
