@@ -24,8 +24,10 @@ from bot.agent.tools.base import (
     dumps,
     table,
 )
+from bot.db.impact import measure
+from bot.db.reach import ReachError, ServerReach, look_up
 from bot.db.types import DbError, Execution
-from bot.guard import NeedsApproval, Refused, decide
+from bot.guard import Decision, NeedsApproval, Refused, decide
 from bot.sql.risk import Classification
 
 
@@ -110,12 +112,33 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification
-    decision = decide(classification, db.config, granted=False)
-    if isinstance(decision, NeedsApproval) and await context.grants.consume(
-        context.session_id, args.database, args.sql
-    ):
-        decision = decide(classification, db.config, granted=True)
+    try:
+        reach = await look_up(db, programs=not classification.is_read_only)
+        decision = decide(classification, db.config, granted=False, reach=reach)
+        if isinstance(decision, NeedsApproval) and await context.grants.consume(
+            context.session_id, args.database, args.sql
+        ):
+            # What runs now is judged by what the server holds now, not when the card was
+            # posted: a procedure or trigger may have changed since.
+            reach = await look_up(db, programs=True, max_age_s=0)
+            decision = decide(classification, db.config, granted=True, reach=reach)
+    except ReachError as exc:
+        text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
+        return ToolReply(text, summary=text)
+    return await _follow(context, args, classification, reach, decision, limit, wanted)
 
+
+async def _follow(
+    context: ToolContext,
+    args: QueryParameters,
+    classification: Classification,
+    reach: ServerReach,
+    decision: Decision,
+    limit: int,
+    wanted: int,
+) -> ToolOutcome:
+    db = context.databases.get(args.database)
+    limits = context.settings.limits
     environment = db.config.environment.value
     audit = _Audit(context, args.database, environment)
     risk = classification.risk.value
@@ -124,7 +147,10 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         return ToolReply(decision.reason, summary=decision.reason)
     if isinstance(decision, NeedsApproval):
         await audit(risk=risk, sql=args.sql, outcome="awaiting_approval")
-        return ApprovalRequired(args.database, environment, risk, args.sql, decision.reason)
+        impact = await measure(db, classification, reach, context.settings.approvals)
+        return ApprovalRequired(
+            args.database, environment, risk, args.sql, decision.reason, impact=impact
+        )
 
     statements = [statement.text for statement in classification.statements]
     try:
