@@ -60,6 +60,11 @@ UNREAD_PROGRAMS = (
     "Blocked: the server's triggers, procedures and foreign keys for this database could not "
     "be read, so what the change reaches is not known."
 )
+HIDDEN_TRIGGERS = (
+    "Blocked: the database account may not see the triggers on {schema} (it lacks the TRIGGER "
+    "privilege there), so what the change fires is not known. Grant TRIGGER on the schema to "
+    "the bot's account."
+)
 # The classifier's target schema for statements that reach beyond any one database.
 SERVER_WIDE = "*"
 _BEYOND = (
@@ -142,6 +147,8 @@ def decide(
         return Refused(PRODUCTION_WRITE)
     if not reach.programs_read:
         return Refused(UNREAD_PROGRAMS)
+    if not reach.triggers_visible and any(s.risk is Risk.WRITE for s in classification.statements):
+        return Refused(HIDDEN_TRIGGERS.format(schema=own))
     foreign = _foreign_writes(found, reach)
     if foreign:
         return Refused(

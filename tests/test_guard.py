@@ -398,3 +398,11 @@ def test_a_write_is_refused_when_the_server_could_not_say_what_it_reaches():
     assert isinstance(decision, Refused) and "could not be read" in decision.reason
     read = decide(classification(R), database("staging"), granted=False, reach=unread)
     assert read == Run(read_only=True)
+
+
+def test_a_write_is_refused_when_the_account_may_not_see_the_triggers():
+    hidden = ServerReach("shop", 0, programs_read=True, triggers_visible=False)
+    decision = decide(classification(W, BARE), database("staging"), granted=True, reach=hidden)
+    assert isinstance(decision, Refused) and "TRIGGER privilege" in decision.reason
+    ddl = decide(classification(D, BARE), database("staging"), granted=True, reach=hidden)
+    assert ddl == Run(read_only=False)  # DDL fires no trigger

@@ -17,15 +17,17 @@ reaches, with how it gets there. A body the account cannot read, or one that run
 SQL, transaction control or a compound statement the classifier does not check statement
 by statement, reaches the whole server (`TableRef("*", "*")`), which the guard refuses.
 
-Known limits: information_schema.TRIGGERS lists only triggers on tables the account holds
-the TRIGGER privilege for, so give the bot's account that privilege on its schema (or
-SELECT on mysql's tables) for triggers to be seen; stored functions called inside a
-statement are judged by the classifier's function rules, not by their bodies.
+information_schema.TRIGGERS lists only triggers on tables the account holds the TRIGGER
+privilege for, so an account without it on the schema (globally or for the schema) cannot
+tell "no triggers" from "none it may see": `triggers_visible` is False and the guard
+refuses its writes. Known limit: stored functions called inside a statement are judged by
+the classifier's function rules, not by their bodies.
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 import weakref
 from collections.abc import Callable, Iterable
@@ -107,6 +109,9 @@ class ServerReach:
     triggers: tuple[Trigger, ...] = ()
     foreign_keys: tuple[ForeignKey, ...] = ()
     programs_read: bool = False  # routines, triggers and keys were read (writes need them)
+    # information_schema.TRIGGERS lists only triggers the account holds TRIGGER for: without
+    # that privilege on the schema, "no triggers" means "none it may see".
+    triggers_visible: bool = True
 
     def folds(self) -> bool:
         return bool(self.lower_case_table_names)
@@ -355,6 +360,14 @@ _FOREIGN_KEYS = (
     "  rc.UNIQUE_CONSTRAINT_SCHEMA, rc.REFERENCED_TABLE_NAME, rc.UPDATE_RULE, rc.DELETE_RULE"
 )
 
+# Held globally or for the schema (SCHEMA_PRIVILEGES names may be LIKE patterns: shop\_%).
+_TRIGGER_PRIVILEGE = (
+    "SELECT (SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES"
+    " WHERE PRIVILEGE_TYPE = 'TRIGGER')"
+    " + (SELECT COUNT(*) FROM information_schema.SCHEMA_PRIVILEGES"
+    " WHERE PRIVILEGE_TYPE = 'TRIGGER' AND %s LIKE TABLE_SCHEMA)"
+)
+
 
 class ReachError(Exception):
     """The server could not say what a statement reaches; the statement is not run."""
@@ -408,12 +421,15 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
         routines = await session.fetch(_ROUTINES, (schema,), limit=_MAX_OBJECTS)
         triggers = await session.fetch(_TRIGGERS, (schema,), limit=_MAX_OBJECTS)
         keys = await session.fetch(_FOREIGN_KEYS, (schema,), limit=_MAX_OBJECTS)
+        privilege = await session.fetch(_TRIGGER_PRIVILEGE, (schema,), limit=1)
+    triggers_visible = bool(privilege.rows and int(privilege.rows[0][0] or 0) > 0)
     if routines.truncated or triggers.truncated or keys.truncated:
         raise ReachError(f"more than {_MAX_OBJECTS:,} routines, triggers or foreign keys")
     # Classifying bodies is CPU work of unbounded size: off the event loop.
-    return await asyncio.to_thread(
+    snapshot = await asyncio.to_thread(
         _snapshot, schema, case_rule, routines.rows, triggers.rows, keys.rows
     )
+    return dataclasses.replace(snapshot, triggers_visible=triggers_visible)
 
 
 def _text(value: object) -> str:

@@ -253,8 +253,8 @@ def _key_columns(table: exp.Table, keys: Keys) -> list[exp.Expression]:
 
 def _update(tree: exp.Update, keys: Keys, preview_rows: int) -> Plan:
     references = _tables(tree.this)
-    if not references:
-        return Plan("UPDATE", problem="its tables could not be found")
+    if not references or not tree.expressions:
+        return Plan("UPDATE", problem="its tables or its SET clause could not be read")
     written: list[exp.Table] = []
     preview: list[exp.Expression] = []
     for assignment in tree.expressions:
