@@ -274,6 +274,8 @@ def _undo(
         return False, f"{names} has no primary or unique key, so its rows cannot be found again"
     if rows is None or count is RowCount.UNKNOWN:
         return False, "the number of rows it changes is unknown"
+    if count is RowCount.ESTIMATE:
+        return False, "only an estimate of the rows it changes is known"
     if rows > approvals.max_undo_rows:
         return False, (
             f"{rows:,} rows is more than max_undo_rows ({approvals.max_undo_rows:,}) kept for Undo"

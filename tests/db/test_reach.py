@@ -37,12 +37,14 @@ SETUP = [
 
 @pytest.fixture
 async def home(mysql_url: str) -> AsyncIterator[str]:
-    await recreate_schema(mysql_url, AWAY)
+    await recreate_schema(mysql_url, AWAY)  # first: it may hold a foreign key into HOME
     await recreate_schema(mysql_url, HOME)
     url = schema_url(mysql_url, HOME)
     for statement in SETUP:
         await server_rows(url, statement)
     yield url
+    # AWAY holds a foreign key into HOME: it goes first.
+    await server_rows(mysql_url, f"DROP DATABASE IF EXISTS {AWAY}")
 
 
 @pytest.fixture
