@@ -406,3 +406,10 @@ def test_a_write_is_refused_when_the_account_may_not_see_the_triggers():
     assert isinstance(decision, Refused) and "TRIGGER privilege" in decision.reason
     ddl = decide(classification(D, BARE), database("staging"), granted=True, reach=hidden)
     assert ddl == Run(read_only=False)  # DDL fires no trigger
+
+
+def test_a_locking_read_fires_no_trigger():
+    locking = classify("SELECT * FROM t WHERE id = 1 FOR UPDATE")
+    reach = server(triggers=(trigger("t", "UPDATE", "DELETE FROM other.x"),))
+    decision = decide(locking, database("staging"), granted=True, reach=reach)
+    assert decision == Run(read_only=False)

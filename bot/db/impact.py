@@ -12,6 +12,7 @@ A statement's count does not see what the statements before it in the same call 
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from bot.sql.risk import Classification, Risk, Statement, TableRef
 if TYPE_CHECKING:
     from bot.db.database import Database
 
+log = logging.getLogger(__name__)
 LARGE_TABLE_ROWS = 10_000  # a full scan of at least this many rows is called out
 _DML = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE"})
 _MIN_STEP_S = 0.05  # less time than this left: the step is skipped, not started
@@ -44,6 +46,7 @@ DDL_NO_UNDO = "DDL cannot be undone: MySQL/MariaDB commit it at once"
 
 class _Budget:
     def __init__(self, seconds: float, clock: Callable[[], float]) -> None:
+        self.seconds = seconds
         self._clock = clock
         self._deadline = clock() + seconds
 
@@ -73,7 +76,20 @@ async def measure(
     budget = _Budget(approvals.impact_timeout_s, clock)
     measured = []
     for statement in classification.statements:
-        measured.append(await _statement(database, statement, reach, approvals, budget))
+        try:
+            measured.append(await _statement(database, statement, reach, approvals, budget))
+        except Exception as exc:  # the card still goes out, saying plainly what is not known
+            log.warning("measuring the impact of a statement failed", exc_info=True)
+            measured.append(
+                StatementImpact(
+                    statement.text,
+                    statement.kind,
+                    None,
+                    RowCount.UNKNOWN,
+                    undo_reason="its impact could not be measured",
+                    notes=(f"its impact could not be measured ({type(exc).__name__})",),
+                )
+            )
     return Impact(tuple(measured), duration_ms=(clock() - started) * 1000)
 
 
@@ -115,6 +131,8 @@ async def _statement(
             f"a full scan of about {explained.full_scan_rows:,} rows of {explained.table}: "
             "it reads, and locks, every one of them"
         )
+    if count is RowCount.UP_TO and kind in ("REPLACE", "INSERT"):
+        notes.append("the server reports a replaced or updated row as two affected rows")
     undo, undo_reason = _undo(built, keys, rows, count, approvals)
     return StatementImpact(
         statement.text,
@@ -152,10 +170,12 @@ async def _rows(
     """The rows of one read-only query within the budget; a str says why there are none."""
     left = budget.left()
     if left < _MIN_STEP_S:
-        return "no time was left"
+        return f"the {budget.seconds:g} s limit (impact_timeout_s) was reached"
     try:
         run = await database.execute([sql], read_only=True, limit=limit, timeout_s=left)
     except DbError as exc:
+        if "timed out" in exc.message:
+            return f"it took longer than the {budget.seconds:g} s limit (impact_timeout_s)"
         return exc.message
     return run.last_result
 

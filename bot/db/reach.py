@@ -48,7 +48,9 @@ _MAX_OBJECTS = 10_000  # routines, triggers or keys read per schema; more is ref
 _RULES_THAT_WRITE = frozenset({"CASCADE", "SET NULL", "SET DEFAULT"})
 _ALL_EVENTS = frozenset({"INSERT", "UPDATE", "DELETE"})
 # Which triggers a statement of this kind fires (REPLACE deletes and inserts; INSERT may
-# update through ON DUPLICATE KEY UPDATE). Kinds not listed fire every kind of trigger.
+# update through ON DUPLICATE KEY UPDATE). Kinds that change no rows themselves fire none
+# (a CALL's body is walked statement by statement); any other kind fires every trigger.
+_FIRE_NOTHING = frozenset({"SELECT", "WITH", "TABLE", "VALUES", "(", "SET", "DO", "USE", "CALL"})
 _EVENTS: dict[str, frozenset[str]] = {
     "INSERT": frozenset({"INSERT", "UPDATE"}),
     "UPDATE": frozenset({"UPDATE"}),
@@ -227,6 +229,8 @@ def _statement(
         _call(state, _resolve(routine, default), via, depth, seen)
     if statement.risk is Risk.DDL or not state.server.programs_read:
         return  # DDL fires no trigger and no cascade
+    if statement.kind in _FIRE_NOTHING:
+        return
     events = _EVENTS.get(statement.kind, _ALL_EVENTS)
     for table in written:
         if table.name and table.schema not in (None, "*"):
