@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.config import DatabaseConfig
-from bot.db.reach import ForeignKey, Routine, ServerReach, Trigger
+from bot.db.reach import ForeignKey, Routine, ServerReach, Trigger, View
 from bot.guard import Decision, NeedsApproval, Refused, Run, decide
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
 
@@ -413,3 +413,92 @@ def test_a_locking_read_fires_no_trigger():
     reach = server(triggers=(trigger("t", "UPDATE", "DELETE FROM other.x"),))
     decision = decide(locking, database("staging"), granted=True, reach=reach)
     assert decision == Run(read_only=False)
+
+
+def view(name: str, *reads: TableRef) -> View:
+    """A view whose definition reads `reads` (as the classifier would report them)."""
+    return View("shop", name, "SELECT …", classification(R, reads=reads))
+
+
+OVER_OTHER = view("v", TableRef("other", "t"))
+OVER_OWN = view("v", TableRef(None, "t"))
+VIEWS_TABLE = [
+    # (risk, written, read, views, triggers, expected, words, why)
+    (
+        W,
+        TableRef(None, "v"),
+        None,
+        (OVER_OTHER,),
+        (),
+        Refused,
+        "view shop.v",
+        "writing through a view writes its table",
+    ),
+    (
+        W,
+        TableRef(None, "v"),
+        None,
+        (OVER_OWN,),
+        (),
+        NeedsApproval,
+        "",
+        "a view over the own schema is fine",
+    ),
+    (
+        W,
+        TableRef(None, "v"),
+        None,
+        (OVER_OWN,),
+        (trigger("t", "UPDATE", "DELETE FROM other.x"),),
+        Refused,
+        "other.x",
+        "the base table's triggers fire",
+    ),
+    (
+        R,
+        None,
+        TableRef(None, "v"),
+        (OVER_OTHER,),
+        (),
+        Refused,
+        "other.t (through view shop.v)",
+        "reading a view reads its tables",
+    ),
+    (R, None, TableRef(None, "v"), (OVER_OWN,), (), Run, "", "an own view reads the own schema"),
+    (
+        R,
+        None,
+        TableRef(None, "v"),
+        (view("v", TableRef(None, "w")), view("w", MYSQL_USER)),
+        (),
+        Refused,
+        "mysql.user",
+        "views over views are followed",
+    ),
+    (
+        R,
+        None,
+        TableRef(None, "v"),
+        (View("shop", "v", None, None),),
+        (),
+        Refused,
+        "definition cannot be read",
+        "a view the account may not see into is not guessed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("risk", "written", "read", "views", "triggers", "expected", "words", "why"),
+    VIEWS_TABLE,
+    ids=[row[-1] for row in VIEWS_TABLE],
+)
+def test_what_a_view_reaches(risk, written, read, views, triggers, expected, words, why):
+    made = classification(
+        risk, *((written,) if written else ()), kind="UPDATE", reads=(read,) if read else ()
+    )
+    reach = ServerReach("shop", 0, triggers=triggers, programs_read=True, views=views)
+    decision = decide(made, database("staging"), granted=False, reach=reach)
+    assert isinstance(decision, expected), f"{why}: {decision}"
+    if words:
+        assert isinstance(decision, Refused) and words in decision.reason, why

@@ -9,8 +9,10 @@ database, into a `ServerReach` snapshot:
 - ``@@lower_case_table_names``, once, when the database is first used: whether the server
   folds the case of schema and table names (0, the Linux default: ``SHOP`` and ``shop``
   are two databases);
-- the routines, triggers and cascading foreign keys of the database's own schema, cached
-  for a few seconds (`SNAPSHOT_TTL_S`); the run an approver allowed reads them afresh.
+- the views of the database's own schema (a view reads, and an UPDATE through it writes,
+  the tables of its definition), and for writes its routines, triggers and cascading
+  foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`); the run an approver allowed
+  reads them afresh.
 
 `walk` is the pure part: from a classification and a snapshot, everything each statement
 reaches, with how it gets there. A body the account cannot read, or one that runs dynamic
@@ -102,6 +104,14 @@ class ForeignKey:
 
 
 @dataclass(frozen=True, slots=True)
+class View:
+    schema: str
+    name: str
+    definition: str | None  # None: the account may not see it (SHOW VIEW)
+    judged: Classification | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ServerReach:
     """What the server said about one database's schema."""
 
@@ -114,6 +124,8 @@ class ServerReach:
     # information_schema.TRIGGERS lists only triggers the account holds TRIGGER for: without
     # that privilege on the schema, "no triggers" means "none it may see".
     triggers_visible: bool = True
+    # A view reads (and an UPDATE on it writes) the tables of its definition.
+    views: tuple[View, ...] = ()
 
     def folds(self) -> bool:
         return bool(self.lower_case_table_names)
@@ -127,6 +139,14 @@ class ServerReach:
 
     def same_table(self, a: str, b: str) -> bool:
         return a.lower() == b.lower() if self.folds() else a == b
+
+    def view(self, table: TableRef) -> View | None:
+        for view in self.views:
+            if self.same_schema(view.schema, table.schema) and self.same_table(
+                view.name, table.name
+            ):
+                return view
+        return None
 
     def routine(self, schema: str, name: str) -> Routine | None:
         # Routine names are never case-sensitive on MySQL/MariaDB; their schema is.
@@ -224,7 +244,11 @@ def _statement(
         state.write(resolved, via)
         written.append(resolved)
     for table in getattr(statement, "reads", ()) or ():
-        state.read(_resolve(table, default), via)
+        resolved = _resolve(table, default)
+        state.read(resolved, via)
+        _through_view(state, resolved, via, depth, write=False)
+    for table in list(written):
+        written.extend(_through_view(state, table, via, depth, write=True))
     for routine in calls_of(statement):
         _call(state, _resolve(routine, default), via, depth, seen)
     if statement.risk is Risk.DDL or not state.server.programs_read:
@@ -236,6 +260,38 @@ def _statement(
         if table.name and table.schema not in (None, "*"):
             _fire(state, table, events, depth, seen)
             _cascade(state, table, events, set())
+
+
+def _through_view(
+    state: _Walk, table: TableRef, via: str, depth: int, *, write: bool
+) -> list[TableRef]:
+    """A view's tables are read by reading it and written by writing through it; the base
+    tables written are returned, for their triggers and foreign keys."""
+    view = state.server.view(table) if table.name else None
+    if view is None:
+        return []
+    here = f"view {view.schema}.{view.name}" + (f" ({via})" if via else "")
+    if depth >= MAX_DEPTH:
+        state.server_wide(f"{here}: views nested more than {MAX_DEPTH} deep")
+        return []
+    if view.judged is None:
+        unreadable = f"{here}: its definition cannot be read (SHOW VIEW)"
+        if write:
+            state.server_wide(unreadable)
+        else:
+            state.read(SERVER, unreadable)
+        return []
+    bases: list[TableRef] = []
+    for inner in view.judged.statements:
+        for base in getattr(inner, "reads", ()) or ():
+            resolved = _resolve(base, view.schema)
+            if write:
+                state.write(resolved, here)
+                bases.append(resolved)
+            else:
+                state.read(resolved, here)
+            bases.extend(_through_view(state, resolved, here, depth + 1, write=write))
+    return bases
 
 
 def _call(state: _Walk, routine: TableRef, via: str, depth: int, seen: frozenset[str]) -> None:
@@ -341,6 +397,10 @@ def _cascade(state: _Walk, parent: TableRef, events: frozenset[str], seen: set[s
 
 # --- reading it from the server -----------------------------------------------------------
 
+_VIEWS = (
+    "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS"
+    " WHERE TABLE_SCHEMA = %s"
+)
 _ROUTINES = (
     "SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION"
     " FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = %s"
@@ -379,7 +439,6 @@ class ReachError(Exception):
 
 @dataclass
 class _Cached:
-    case_rule: int | None = None
     snapshot: ServerReach | None = None
     read_at: float = 0.0
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -395,24 +454,23 @@ async def look_up(
     max_age_s: float = SNAPSHOT_TTL_S,
     clock: Callable[[], float] = time.monotonic,
 ) -> ServerReach:
-    """What the server says about `database`'s schema. `programs`: also its routines,
-    triggers and cascading foreign keys (writes need them; reads need only the case rule).
+    """What the server says about `database`'s schema: its case rule and views, and with
+    `programs` also its routines, triggers and cascading foreign keys (writes need them).
     Raises ReachError when the server cannot be asked."""
     cached = _cache.setdefault(database, _Cached())
-    schema = database.config.schema_name
     async with cached.lock:
-        fresh = cached.snapshot is not None and clock() - cached.read_at <= max_age_s
-        if cached.case_rule is not None and (not programs or fresh):
-            if programs and cached.snapshot is not None:
-                return cached.snapshot
-            return ServerReach(schema, cached.case_rule)
+        known = cached.snapshot
+        if (
+            known is not None
+            and clock() - cached.read_at <= max_age_s
+            and (known.programs_read or not programs)
+        ):
+            return known
         try:
-            snapshot = await _read(database, schema, programs=programs)
+            snapshot = await _read(database, database.config.schema_name, programs=programs)
         except DbError as exc:
             raise ReachError(exc.message) from None
-        cached.case_rule = snapshot.lower_case_table_names
-        if programs:
-            cached.snapshot, cached.read_at = snapshot, clock()
+        cached.snapshot, cached.read_at = snapshot, clock()
         return snapshot
 
 
@@ -420,8 +478,14 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
     async with database.primary_reads() as session:
         raw = await session.fetch("SELECT @@lower_case_table_names", limit=1)
         case_rule = int(raw.rows[0][0])
-        if not programs or schema is None:
+        if schema is None:
             return ServerReach(schema, case_rule, programs_read=programs)
+        views = await session.fetch(_VIEWS, (schema,), limit=_MAX_OBJECTS)
+        if views.truncated:
+            raise ReachError(f"more than {_MAX_OBJECTS:,} views")
+        read_views = await asyncio.to_thread(_views, views.rows)
+        if not programs:
+            return ServerReach(schema, case_rule, views=read_views)
         routines = await session.fetch(_ROUTINES, (schema,), limit=_MAX_OBJECTS)
         triggers = await session.fetch(_TRIGGERS, (schema,), limit=_MAX_OBJECTS)
         keys = await session.fetch(_FOREIGN_KEYS, (schema,), limit=_MAX_OBJECTS)
@@ -433,7 +497,15 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
     snapshot = await asyncio.to_thread(
         _snapshot, schema, case_rule, routines.rows, triggers.rows, keys.rows
     )
-    return dataclasses.replace(snapshot, triggers_visible=triggers_visible)
+    return dataclasses.replace(snapshot, triggers_visible=triggers_visible, views=read_views)
+
+
+def _views(rows: Iterable[tuple[object, ...]]) -> tuple[View, ...]:
+    views = []
+    for schema, name, definition in rows:
+        text = _text(definition)
+        views.append(View(_text(schema), _text(name), text or None, _judge(text)))
+    return tuple(views)
 
 
 def _text(value: object) -> str:

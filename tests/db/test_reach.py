@@ -32,6 +32,7 @@ SETUP = [
     f"CREATE PROCEDURE p_away() UPDATE {AWAY}.t SET a = 1",
     "CREATE PROCEDURE p_home() UPDATE log SET id = 1",
     "CREATE TRIGGER trg_log AFTER UPDATE ON parent FOR EACH ROW INSERT INTO log VALUES (NEW.id)",
+    f"CREATE VIEW v_away AS SELECT id FROM {AWAY}.t",
 ]
 
 
@@ -65,6 +66,8 @@ async def test_the_server_tells_its_case_rule_routines_triggers_and_cascades(
         "p_away": f"UPDATE {AWAY}.t SET a = 1",
         "p_home": "UPDATE log SET id = 1",
     }
+    (view,) = reach.views
+    assert view.name == "v_away" and view.definition and AWAY in view.definition
     (trigger,) = reach.triggers
     assert trigger.describe() == f"{HOME}.trg_log (AFTER UPDATE on {HOME}.parent)"
     keys = {
@@ -79,7 +82,7 @@ async def test_the_server_tells_its_case_rule_routines_triggers_and_cascades(
 
 async def test_a_read_needs_only_the_case_rule(registry: DatabaseRegistry) -> None:
     reach = await look_up(registry.get("home"), programs=False)
-    assert reach.lower_case_table_names == 0
+    assert reach.lower_case_table_names == 0 and [v.name for v in reach.views] == ["v_away"]
     assert not reach.programs_read and reach.routines == ()
 
 
@@ -113,6 +116,8 @@ async def test_an_account_that_may_not_read_a_body_reaches_the_whole_server(
     routine = reach.routine(HOME, "p_home")
     assert routine is not None and routine.body is None  # listed, body withheld
     assert reach.triggers == () and not reach.triggers_visible  # trg_log is hidden from it
+    assert reach.view(TableRef(HOME, "v_away")) is not None
+    assert reach.view(TableRef(HOME, "v_away")).definition is None  # no SHOW VIEW
     (found,) = [walk(s, reach) for s in classify("CALL p_home()").statements]
     assert found.writes[0].table == SERVER and "cannot be read" in found.writes[0].via
 

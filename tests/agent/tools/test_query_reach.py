@@ -265,3 +265,15 @@ def test_a_pending_approval_stored_before_impacts_existed_still_loads() -> None:
     loaded = PendingApproval.from_json(old)
     assert loaded.impact is None and loaded.request_text == ""
     assert PendingApproval.from_json(json.loads(json.dumps(loaded.to_json()))) == loaded
+
+
+@pytest.mark.skipif(not READS_REPORTED, reason="the classifier does not yet report reads")
+async def test_a_view_over_another_schema_is_neither_read_nor_written_through(
+    context: ToolContext, home: str, mysql_url: str
+) -> None:
+    await run_statements(home, [f"CREATE VIEW window_away AS SELECT id, a FROM {AWAY}.t"])
+    written = await approved(context, "UPDATE window_away SET a = 3")
+    assert written.content.startswith("Blocked:") and f"view {HOME}.window_away" in written.content
+    read = await run(context, "SELECT * FROM window_away")
+    assert isinstance(read, ToolReply) and read.content.startswith("Blocked: the statement reads")
+    assert await away_a(mysql_url) == 0
