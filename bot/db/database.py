@@ -98,6 +98,10 @@ class Database:
         timeout = self.limits.statement_timeout_s if timeout_s is None else timeout_s
         return open_session(self._primary_pool(), read_only=True, timeout_s=timeout)
 
+    def catalog_reads(self) -> AbstractAsyncContextManager[Session]:
+        """A read-only session where reads go (the replica when `read_url` is set)."""
+        return self._catalog_session()
+
     async def close(self) -> None:
         for pool in (self._primary, self._replica):
             if pool is not None:

@@ -475,7 +475,9 @@ async def look_up(
 
 
 async def _read(database: Database, schema: str | None, *, programs: bool) -> ServerReach:
-    async with database.primary_reads() as session:
+    # A write's reach is read on the primary, where it will run; a read's where it runs.
+    reads = database.primary_reads() if programs else database.catalog_reads()
+    async with reads as session:
         raw = await session.fetch("SELECT @@lower_case_table_names", limit=1)
         case_rule = int(raw.rows[0][0])
         if schema is None:
