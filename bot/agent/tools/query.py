@@ -104,14 +104,11 @@ def _reply(database: str, sql: str, run: Execution, capped_at: int | None) -> To
     return ToolReply(dumps({**answer, **note}), summary=f"{_plural(affected, 'row')} affected")
 
 
-async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutcome:
+async def _judge(
+    context: ToolContext, args: QueryParameters, classification: Classification
+) -> tuple[Decision, ServerReach] | ToolReply:
+    """The guard's decision, with what the server says the statement reaches."""
     db = context.databases.get(args.database)
-    limits = context.settings.limits
-    wanted = args.limit or limits.default_rows
-    limit = min(wanted, limits.max_rows)
-    classification = await classify_sql(args.sql, context.settings.limits)
-    if isinstance(classification, ToolReply):
-        return classification
     try:
         reach = await look_up(db, programs=not classification.is_read_only)
         decision = decide(classification, db.config, granted=False, reach=reach)
@@ -125,20 +122,22 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
     except ReachError as exc:
         text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
         return ToolReply(text, summary=text)
-    return await _follow(context, args, classification, reach, decision, limit, wanted)
+    return decision, reach
 
 
-async def _follow(
-    context: ToolContext,
-    args: QueryParameters,
-    classification: Classification,
-    reach: ServerReach,
-    decision: Decision,
-    limit: int,
-    wanted: int,
-) -> ToolOutcome:
+async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutcome:
     db = context.databases.get(args.database)
     limits = context.settings.limits
+    wanted = args.limit or limits.default_rows
+    limit = min(wanted, limits.max_rows)
+    classification = await classify_sql(args.sql, context.settings.limits)
+    if isinstance(classification, ToolReply):
+        return classification
+    judged = await _judge(context, args, classification)
+    if isinstance(judged, ToolReply):
+        return judged
+    decision, reach = judged
+
     environment = db.config.environment.value
     audit = _Audit(context, args.database, environment)
     risk = classification.risk.value
