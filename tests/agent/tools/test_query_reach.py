@@ -277,3 +277,28 @@ async def test_a_view_over_another_schema_is_neither_read_nor_written_through(
     read = await run(context, "SELECT * FROM window_away")
     assert isinstance(read, ToolReply) and read.content.startswith("Blocked: the statement reads")
     assert await away_a(mysql_url) == 0
+
+
+async def test_a_write_is_not_run_when_the_server_cannot_say_what_it_reaches(
+    store: StateStore, settings: Settings
+) -> None:
+    gone = DatabaseConfig(
+        name="gone", url="mysql://root@127.0.0.1:1/nowhere", environment="staging"
+    )
+    registry = DatabaseRegistry([gone], Limits(connect_timeout_s=2))
+    context = ToolContext(
+        session_id=SESSION,
+        requester=REQUESTER,
+        mode=Mode.AGENT,
+        settings=settings,
+        databases=registry,
+        skills=Skills.load(),
+        grants=Grants(store, settings.limits),
+        audit=AuditLog(store),
+    )
+    try:
+        reply = await run(context, "UPDATE t SET a = 1", database="gone")
+    finally:
+        await registry.close()
+    assert isinstance(reply, ToolReply)
+    assert reply.content.startswith("Error: could not read what the statement reaches on gone")
