@@ -25,9 +25,9 @@ from bot.agent.tools.base import (
     table,
 )
 from bot.db.impact import measure
-from bot.db.reach import ReachError, ServerReach, look_up
+from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.types import DbError, Execution
-from bot.guard import Decision, NeedsApproval, Refused, decide
+from bot.guard import NeedsApproval, Refused, decide
 from bot.sql.risk import Classification
 
 
@@ -104,27 +104,6 @@ def _reply(database: str, sql: str, run: Execution, capped_at: int | None) -> To
     return ToolReply(dumps({**answer, **note}), summary=f"{_plural(affected, 'row')} affected")
 
 
-async def _judge(
-    context: ToolContext, args: QueryParameters, classification: Classification
-) -> tuple[Decision, ServerReach] | ToolReply:
-    """The guard's decision, with what the server says the statement reaches."""
-    db = context.databases.get(args.database)
-    try:
-        reach = await look_up(db, programs=not classification.is_read_only)
-        decision = decide(classification, db.config, granted=False, reach=reach)
-        if isinstance(decision, NeedsApproval) and await context.grants.consume(
-            context.session_id, args.database, args.sql
-        ):
-            # What runs now is judged by what the server holds now, not when the card was
-            # posted: a procedure or trigger may have changed since.
-            reach = await look_up(db, programs=True, max_age_s=0)
-            decision = decide(classification, db.config, granted=True, reach=reach)
-    except ReachError as exc:
-        text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
-        return ToolReply(text, summary=text)
-    return decision, reach
-
-
 async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutcome:
     db = context.databases.get(args.database)
     limits = context.settings.limits
@@ -133,10 +112,19 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification
-    judged = await _judge(context, args, classification)
-    if isinstance(judged, ToolReply):
-        return judged
-    decision, reach = judged
+    writes = not classification.is_read_only
+    try:
+        # A write is judged by what the server holds now (a procedure or trigger may have
+        # changed since its card was posted), a read by what it held a moment ago.
+        reach = await look_up(db, programs=writes, max_age_s=0 if writes else SNAPSHOT_TTL_S)
+    except ReachError as exc:
+        text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
+        return ToolReply(text, summary=text)
+    decision = decide(classification, db.config, granted=False, reach=reach)
+    if isinstance(decision, NeedsApproval) and await context.grants.consume(
+        context.session_id, args.database, args.sql
+    ):
+        decision = decide(classification, db.config, granted=True, reach=reach)
 
     environment = db.config.environment.value
     audit = _Audit(context, args.database, environment)

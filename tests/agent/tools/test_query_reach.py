@@ -302,3 +302,16 @@ async def test_a_write_is_not_run_when_the_server_cannot_say_what_it_reaches(
         await registry.close()
     assert isinstance(reply, ToolReply)
     assert reply.content.startswith("Error: could not read what the statement reaches on gone")
+
+
+async def test_a_procedure_changed_after_its_card_is_judged_again_at_the_click(
+    context: ToolContext, home: str, mysql_url: str
+) -> None:
+    await run_statements(home, ["CREATE PROCEDURE tidy() UPDATE t SET a = 0 WHERE id = 1"])
+    assert isinstance(await run(context, "CALL tidy()"), ApprovalRequired)
+    await run_statements(
+        home, ["DROP PROCEDURE tidy", f"CREATE PROCEDURE tidy() UPDATE {AWAY}.t SET a = 4"]
+    )
+    reply = await approved(context, "CALL tidy()")
+    assert reply.content.startswith("Blocked:") and f"{AWAY}.t" in reply.content
+    assert await away_a(mysql_url) == 0
