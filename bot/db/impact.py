@@ -12,6 +12,7 @@ A statement's count does not see what the statements before it in the same call 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -22,14 +23,15 @@ from bot.config import Approvals
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 from bot.db.reach import Reached, ServerReach, walk
 from bot.db.types import Cell, DbError, ResultSet
-from bot.sql.impact import Plan, plan
+from bot.sql.impact import PREVIEW_ROWS, Plan, plan
 from bot.sql.risk import Classification, Risk, Statement, TableRef
 
 if TYPE_CHECKING:
     from bot.db.database import Database
 
 log = logging.getLogger(__name__)
-LARGE_TABLE_ROWS = 10_000  # a full scan of at least this many rows is called out
+LARGE_TABLE_ROWS = 10_000
+_PLAN_INLINE_CHARS = 4_000  # a full scan of at least this many rows is called out
 _DML = frozenset({"INSERT", "REPLACE", "UPDATE", "DELETE"})
 _MIN_STEP_S = 0.05  # less time than this left: the step is skipped, not started
 _KEYS = (
@@ -121,7 +123,10 @@ async def _statement(
         keys, key_problem = {}, f"its tables' keys could not be read ({exc.message})"
     else:
         key_problem = ""
-    built = plan(statement.text, kind, keys, preview_rows=_PREVIEW_ROWS)
+    if len(statement.text) <= _PLAN_INLINE_CHARS:
+        built = plan(statement.text, kind, keys)
+    else:  # parsing a long statement would hold the event loop
+        built = await asyncio.to_thread(plan, statement.text, kind, keys)
     notes = [note for note in (key_problem, built.problem) if note]
     explained = await _explain(database, built, budget, notes)
     rows, count = await _count(database, built, explained, budget, notes)
@@ -149,9 +154,6 @@ async def _statement(
         notes=tuple(notes),
         **reached,
     )
-
-
-_PREVIEW_ROWS = 5
 
 
 def _reached_fields(found: Reached) -> dict[str, Any]:
@@ -267,7 +269,7 @@ async def _preview(
 ) -> tuple[tuple[str, ...], tuple[tuple[Cell, ...], ...]]:
     if built.preview_sql is None:
         return (), ()
-    result = await _rows(database, built.preview_sql, budget, _PREVIEW_ROWS)
+    result = await _rows(database, built.preview_sql, budget, PREVIEW_ROWS)
     if not isinstance(result, ResultSet):
         notes.append(f"the rows it touches could not be shown: {result}")
         return (), ()
