@@ -102,12 +102,12 @@ async def _statement(
     approvals: Approvals,
     budget: _Budget,
 ) -> StatementImpact:
-    found = walk(statement, reach)
-    reached = _reached_fields(found)
     kind = statement.kind
     if statement.risk is Risk.DDL:
+        reached = _reached_fields(walk(statement, reach))
         return await _ddl(database, statement, reach, budget, reached)
     if kind not in _DML:
+        reached = _reached_fields(walk(statement, reach))
         return StatementImpact(
             statement.text,
             kind,
@@ -128,6 +128,9 @@ async def _statement(
     else:  # parsing a long statement would hold the event loop
         built = await asyncio.to_thread(plan, statement.text, kind, keys)
     notes = [note for note in (key_problem, built.problem) if note]
+    # The card lists what fires; the guard, not knowing, counted UPDATE triggers too.
+    upsert = built.upsert or bool(built.problem)
+    reached = _reached_fields(walk(statement, reach, upsert=upsert))
     explained = await _explain(database, built, budget, notes)
     rows, count = await _count(database, built, explained, budget, notes)
     columns, preview = await _preview(database, built, budget, notes)

@@ -178,6 +178,7 @@ class Reached:
 @dataclass
 class _Walk:
     server: ServerReach
+    upsert: bool = True  # an INSERT may update rows (ON DUPLICATE KEY UPDATE)
     writes: list[Reaching] = field(default_factory=list)
     reads: list[Reaching] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
@@ -202,11 +203,12 @@ class _Walk:
         )
 
 
-def walk(statement: Statement, server: ServerReach) -> Reached:
+def walk(statement: Statement, server: ServerReach, *, upsert: bool = True) -> Reached:
     """Everything one statement reaches: its own targets and reads (resolved against the
     default schema), the bodies of the procedures it calls, the triggers its writes fire and
-    the foreign keys that cascade from them, transitively."""
-    state = _Walk(server)
+    the foreign keys that cascade from them, transitively. `upsert=False` says the statement,
+    if an INSERT, has no ON DUPLICATE KEY UPDATE (its UPDATE triggers then do not fire)."""
+    state = _Walk(server, upsert)
     _statement(state, statement, server.schema, "", 0, frozenset())
     return state.done()
 
@@ -256,6 +258,8 @@ def _statement(
     if statement.kind in _FIRE_NOTHING:
         return
     events = _EVENTS.get(statement.kind, _ALL_EVENTS)
+    if statement.kind == "INSERT" and depth == 0 and not state.upsert:
+        events = frozenset({"INSERT"})
     for table in written:
         if table.name and table.schema not in (None, "*"):
             _fire(state, table, events, depth, seen)

@@ -42,6 +42,7 @@ class Plan:
     count_sql: str | None = None
     rows: int | None = None  # known without asking the server (INSERT … VALUES)
     up_to: bool = False  # the count is a ceiling, not the number that will change
+    upsert: bool = False  # INSERT … ON DUPLICATE KEY UPDATE: it may update rows too
     explain_sql: str | None = None
     explain_tables: tuple[str, ...] = ()  # the written tables as EXPLAIN's "table" names them
     preview_sql: str | None = None
@@ -313,12 +314,13 @@ def _delete(tree: exp.Delete, keys: Keys, preview_rows: int) -> Plan:
 
 
 def _insert(tree: exp.Insert, kind: str) -> Plan:
-    up_to = kind == "REPLACE" or bool(tree.args.get("ignore")) or bool(tree.args.get("conflict"))
+    upsert = bool(tree.args.get("conflict"))
+    up_to = kind == "REPLACE" or bool(tree.args.get("ignore")) or upsert
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
     written = (table_ref(target),) if isinstance(target, exp.Table) else ()
     source = tree.expression
     if isinstance(source, exp.Values):
-        return Plan(kind, rows=len(source.expressions), up_to=up_to, written=written)
+        return Plan(kind, rows=len(source.expressions), up_to=up_to, upsert=upsert, written=written)
     if isinstance(source, exp.Query):
         select = source.copy()
         count_sql = _read_only(_count_of(select))
@@ -326,13 +328,16 @@ def _insert(tree: exp.Insert, kind: str) -> Plan:
             kind,
             count_sql=count_sql,
             up_to=up_to,
+            upsert=upsert,
             explain_sql=_explain(source),
             written=written,
             problem=""
             if count_sql
             else "its SELECT is not known to be read-only, so it is not run",
         )
-    return Plan(kind, up_to=up_to, written=written, problem="its rows could not be read")
+    return Plan(
+        kind, up_to=up_to, upsert=True, written=written, problem="its rows could not be read"
+    )
 
 
 def _replace(text: str, keys: Keys) -> Plan:

@@ -10,7 +10,7 @@ import pytest
 from bench.datasets import recreate_schema, schema_url
 from bot.config import Limits
 from bot.db import DatabaseRegistry
-from bot.db.reach import SERVER, Reaching, Routine, ServerReach, look_up, walk
+from bot.db.reach import SERVER, Reaching, Routine, ServerReach, Trigger, look_up, walk
 from bot.sql.risk import TableRef, classify
 from tests.db.support import server_rows, staging
 from tests.schemas import run_schema
@@ -153,3 +153,12 @@ def test_the_walk_resolves_names_the_way_the_server_does(sql, tables, why):
     (statement,) = classify(sql).statements
     written = {(r.table.schema, r.table.name) for r in walk(statement, reach).writes}
     assert written == tables, why
+
+
+def test_an_insert_fires_update_triggers_only_when_it_may_update() -> None:
+    body = "INSERT INTO log VALUES (NEW.id)"
+    on_update = Trigger("shop", "trg", "shop", "t", "UPDATE", "AFTER", body, classify(body))
+    reach = ServerReach("shop", 0, triggers=(on_update,), programs_read=True)
+    (insert,) = classify("INSERT INTO t VALUES (1)").statements
+    assert walk(insert, reach).triggers == (on_update.describe(),)  # the guard: it may
+    assert walk(insert, reach, upsert=False).triggers == ()  # the card: it does not

@@ -171,3 +171,8 @@ def test_a_value_spliced_into_the_statement_stays_a_value():
 def test_what_cannot_be_read_is_not_guessed():
     built = plan("UPDATE SET", "UPDATE", KEYS)
     assert built.count_sql is None and built.rows is None and built.problem
+
+
+def test_only_on_duplicate_key_update_makes_an_insert_an_upsert():
+    assert plan("INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = 2", "INSERT", {}).upsert
+    assert not plan("INSERT IGNORE INTO t VALUES (1)", "INSERT", {}).upsert
