@@ -10,7 +10,8 @@ the first rows it touches, and the plan the server would use to find them.
 - INSERT … VALUES: the number of rows, no query; INSERT … SELECT: the count of the SELECT.
   IGNORE, REPLACE and ON DUPLICATE KEY UPDATE say "up to".
 - Preview: the first rows an UPDATE/DELETE touches, with the key and the columns it changes;
-  for an UPDATE setting a constant, the new value beside the old one ("col → new").
+  for an UPDATE setting a constant, the new value beside the old one ("col → new"); for
+  INSERT … SELECT, the first rows it would insert.
 - EXPLAIN of the SELECT that finds the rows: access type, index, estimated rows.
 
 Every query built here is classified before it is returned and dropped unless read-only, so
@@ -65,7 +66,7 @@ def plan(text: str, kind: str, keys: Keys, *, preview_rows: int = PREVIEW_ROWS) 
         if isinstance(tree, exp.Delete):
             return _delete(tree, keys, preview_rows)
         if isinstance(tree, exp.Insert):
-            return _insert(tree, kind)
+            return _insert(tree, kind, preview_rows)
     except (SqlglotError, ValueError, TypeError, AttributeError, RecursionError) as error:
         return Plan(kind, problem=f"the statement could not be read to count it ({error})")
     return Plan(kind, problem=f"rows of a {kind} statement are not counted ahead")
@@ -162,7 +163,13 @@ def _counted(select: exp.Select, count_exprs: list[exp.Expression]) -> exp.Selec
     return select
 
 
-def _count_of(inner: exp.Select) -> exp.Select:
+def _first_rows(inner: exp.Query, rows: int) -> exp.Select:
+    """SELECT * FROM (inner) AS previewed LIMIT rows: its own LIMIT still applies."""
+    derived = exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("previewed")))
+    return exp.Select(expressions=[exp.Star()]).from_(derived, copy=False).limit(rows, copy=False)
+
+
+def _count_of(inner: exp.Query) -> exp.Select:
     """SELECT COUNT(*) FROM (inner) AS counted."""
     derived = exp.Subquery(this=inner, alias=exp.TableAlias(this=exp.to_identifier("counted")))
     return exp.Select(expressions=[exp.Count(this=exp.Star())]).from_(derived, copy=False)
@@ -313,7 +320,7 @@ def _delete(tree: exp.Delete, keys: Keys, preview_rows: int) -> Plan:
     )
 
 
-def _insert(tree: exp.Insert, kind: str) -> Plan:
+def _insert(tree: exp.Insert, kind: str, preview_rows: int = PREVIEW_ROWS) -> Plan:
     upsert = bool(tree.args.get("conflict"))
     up_to = kind == "REPLACE" or bool(tree.args.get("ignore")) or upsert
     target = tree.this.this if isinstance(tree.this, exp.Schema) else tree.this
@@ -322,14 +329,14 @@ def _insert(tree: exp.Insert, kind: str) -> Plan:
     if isinstance(source, exp.Values):
         return Plan(kind, rows=len(source.expressions), up_to=up_to, upsert=upsert, written=written)
     if isinstance(source, exp.Query):
-        select = source.copy()
-        count_sql = _read_only(_count_of(select))
+        count_sql = _read_only(_count_of(source.copy()))
         return Plan(
             kind,
             count_sql=count_sql,
             up_to=up_to,
             upsert=upsert,
             explain_sql=_explain(source),
+            preview_sql=_read_only(_first_rows(source.copy(), preview_rows)),
             written=written,
             problem=""
             if count_sql

@@ -205,3 +205,9 @@ async def test_undo_only_where_it_can_be_exact(db: Database, sql, most, undo, wo
 async def test_an_impact_survives_json(db: Database) -> None:
     impact = await impact_of(db, "UPDATE orders SET status = 'x' WHERE id IN (1, 2)")
     assert Impact.from_json(impact.to_json()) == impact
+
+
+async def test_an_insert_select_shows_the_first_rows_it_would_add(db: Database) -> None:
+    measured = await only(db, "INSERT INTO notes SELECT status FROM orders WHERE id <= 11")
+    assert measured.preview_columns == ("status",)
+    assert measured.preview_rows == (("pending",),) * 5

@@ -176,3 +176,10 @@ def test_what_cannot_be_read_is_not_guessed():
 def test_only_on_duplicate_key_update_makes_an_insert_an_upsert():
     assert plan("INSERT INTO t (a) VALUES (1) ON DUPLICATE KEY UPDATE a = 2", "INSERT", {}).upsert
     assert not plan("INSERT IGNORE INTO t VALUES (1)", "INSERT", {}).upsert
+
+
+def test_an_insert_select_previews_the_rows_it_would_add_within_its_own_limit():
+    built = plan("INSERT INTO t SELECT a FROM u ORDER BY a LIMIT 2", "INSERT", {})
+    assert built.preview_sql == (
+        "SELECT * FROM (SELECT a FROM u ORDER BY a LIMIT 2) AS previewed LIMIT 5"
+    )
