@@ -1,0 +1,229 @@
+"""Running an approved change: write-ahead record, bounded transaction, outcome, undo.
+
+The order matters. The grant is claimed (a one-time grant is gone, a thread grant is held),
+then the change is recorded `executing` (execution log and audit log) before its first
+statement is sent, `committing` before COMMIT, and its outcome after. A bot stopped anywhere
+in between leaves a record recovery reports as interrupted; nothing is ever re-run by itself.
+
+DML runs in one transaction, bounded by the rows the card stated (bot.db.bounded); DDL, which
+MySQL/MariaDB commit implicitly, runs alone and unbounded, and a call mixing the two is
+refused before its card is posted.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from bot.agent.outcomes import PendingApproval
+from bot.agent.tools.base import ToolContext, ToolReply
+from bot.config import Settings
+from bot.db.bounded import (
+    BoundedRun,
+    CommitUnknown,
+    RolledBack,
+    WriteStep,
+    bounds_for,
+    run_bounded,
+)
+from bot.db.database import Database
+from bot.db.types import DbError, Execution
+from bot.sql.risk import Classification, Risk, classify
+from bot.sql.undo import plan_row_change
+from bot.state.executions import ExecutionRecord, Executions, UndoRecord
+from bot.state.grants import GrantClaim, Grants, GrantScope
+
+Audit = Callable[..., Awaitable[None]]
+Reply = Callable[[Execution], ToolReply]
+
+MIXED_DDL = (
+    "Blocked: this call mixes DDL ({ddl}) with data changes ({dml}). MySQL/MariaDB commit "
+    "DDL implicitly, so the data changes could not be rolled back with it. Send the DDL in a "
+    "call of its own, then the data changes."
+)
+NO_DDL_UNDO = "DDL cannot be undone (MySQL/MariaDB commit it implicitly)"
+
+
+def mixes_ddl_and_dml(classification: Classification) -> str | None:
+    """The refusal for a call holding both DDL and data changes, else None."""
+    ddl = [s.kind for s in classification.statements if s.risk is Risk.DDL]
+    dml = [s.kind for s in classification.statements if s.risk is Risk.WRITE]
+    if not ddl or not dml:
+        return None
+    return MIXED_DDL.format(ddl=", ".join(dict.fromkeys(ddl)), dml=", ".join(dict.fromkeys(dml)))
+
+
+def approved_bounds(settings: Settings, pending: PendingApproval) -> tuple[int, ...]:
+    """The most rows each statement of an approved call may change."""
+    statements = [statement.text for statement in classify(pending.sql).statements]
+    approvals = settings.approvals
+    return bounds_for(
+        pending.impact,
+        statements,
+        margin=approvals.row_margin,
+        unknown=approvals.max_rows_unknown,
+    )
+
+
+async def mint_grant(
+    grants: Grants,
+    settings: Settings,
+    pending: PendingApproval,
+    scope: GrantScope,
+    approver: str,
+) -> None:
+    """The grant an approval gives: this SQL, this session, within the card's row counts."""
+    bounds = approved_bounds(settings, pending)
+    await grants.mint(pending.session_id, pending.database, pending.sql, scope, approver, bounds)
+
+
+def _write_ahead_record(
+    context: ToolContext, db: Database, sql: str, claim: GrantClaim, transactional: bool
+) -> ExecutionRecord:
+    return ExecutionRecord(
+        id=uuid.uuid4().hex,
+        session_id=context.session_id,
+        database=db.config.name,
+        environment=db.config.environment.value,
+        sql=sql,
+        requester=context.requester.user_id,
+        approver=context.approver or claim.approver,
+        grant_id=claim.id,
+        transactional=transactional,
+        started_at=time.time(),
+    )
+
+
+async def run_approved(
+    context: ToolContext,
+    db: Database,
+    classification: Classification,
+    claim: GrantClaim,
+    *,
+    audit: Audit,
+    reply: Reply,
+    limit: int,
+) -> ToolReply:
+    executions = context.executions
+    if executions is None:  # fail closed: no write-ahead record, no change
+        await context.grants.release(claim.id)
+        return ToolReply("Error: the execution log is not available; not run")
+    statements = classification.statements
+    ddl = any(statement.risk is Risk.DDL for statement in statements)
+    record = _write_ahead_record(context, db, classification.sql, claim, not ddl)
+    await executions.begin(record)
+    risk = classification.risk.value
+    await audit(risk=risk, sql=classification.sql, outcome="executing", execution_id=record.id)
+    try:
+        if ddl:
+            texts = [statement.text for statement in statements]
+            run = await db.execute(texts, read_only=False, limit=limit)
+            done = BoundedRun(run, (), NO_DDL_UNDO)
+        else:
+            done = await _run_dml(context, db, classification, claim, record.id, executions)
+    except CommitUnknown as exc:
+        # The grant stays held: an unknown outcome is never run again on its own.
+        text = f"Error: {exc.message}; check the database before running it again"
+        await executions.finish(record.id, "outcome unknown")
+        await audit(
+            risk=risk,
+            sql=classification.sql,
+            outcome="outcome unknown",
+            error=exc.message,
+            execution_id=record.id,
+        )
+        return ToolReply(text, summary=text)
+    except DbError as exc:
+        rolled_back = isinstance(exc, RolledBack)
+        outcome = "rolled back" if rolled_back else "error"
+        await executions.finish(record.id, outcome)
+        await context.grants.release(claim.id)
+        await audit(
+            risk=risk,
+            sql=classification.sql,
+            outcome=outcome,
+            error=exc.message,
+            rows=_changed(exc.outcomes),
+            execution_id=record.id,
+        )
+        summary = exc.message if rolled_back else f"Error: {exc.message}"
+        if ddl and exc.outcomes:
+            summary += f" (the first {len(exc.outcomes)} statement(s) did run)"
+        content = summary if summary.startswith("Error:") else f"Error: {summary}"
+        return ToolReply(content, summary=summary)
+    undo_id = await _keep_undo(executions, record, done)
+    await executions.finish(record.id, "executed", undo_id)
+    await context.grants.release(claim.id)
+    for statement, outcome in zip(statements, done.execution.outcomes, strict=False):
+        rows = outcome.result.row_count if outcome.result is not None else outcome.affected_rows
+        await audit(
+            risk=statement.risk.value,
+            sql=statement.text,
+            outcome="executed",
+            rows=rows,
+            duration_ms=outcome.duration_ms,
+            execution_id=record.id,
+        )
+    answer = reply(done.execution)
+    return ToolReply(
+        answer.content,
+        result=answer.result,
+        summary=answer.summary,
+        undo_id=undo_id,
+        undo_reason="" if undo_id else done.undo_reason,
+    )
+
+
+async def _run_dml(
+    context: ToolContext,
+    db: Database,
+    classification: Classification,
+    claim: GrantClaim,
+    execution_id: str,
+    executions: Executions,
+) -> BoundedRun:
+    approvals = context.settings.approvals
+    texts = [statement.text for statement in classification.statements]
+    bounds: tuple[int | None, ...] = claim.bounds or bounds_for(
+        None, texts, margin=approvals.row_margin, unknown=approvals.max_rows_unknown
+    )
+    steps = []
+    for index, statement in enumerate(classification.statements):
+        if statement.risk is Risk.READ_ONLY:
+            steps.append(WriteStep(statement.text, None, None))
+            continue
+        bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
+        change = plan_row_change(statement.text, approvals.max_undo_rows)
+        steps.append(WriteStep(statement.text, bound, change))
+
+    async def before_commit() -> None:
+        await executions.committing(execution_id)
+
+    return await run_bounded(
+        db, steps, max_undo_rows=approvals.max_undo_rows, before_commit=before_commit
+    )
+
+
+async def _keep_undo(
+    executions: Executions, record: ExecutionRecord, done: BoundedRun
+) -> str | None:
+    if done.undo_reason or not done.images:
+        return None
+    undo = UndoRecord(
+        id=uuid.uuid4().hex,
+        execution_id=record.id,
+        session_id=record.session_id,
+        database=record.database,
+        sql=record.sql,
+        created_at=time.time(),
+        images=tuple(image.to_json() for image in done.images),
+    )
+    await executions.save_undo(undo)
+    return undo.id
+
+
+def _changed(outcomes: Any) -> int | None:
+    counts = [o.affected_rows for o in outcomes if o.affected_rows is not None]
+    return sum(counts) if counts else None
