@@ -218,7 +218,7 @@ class _Transaction:
             return None
         raw = await self.fetch(change.locking_read or "", limit=self.cap + 1)
         if len(raw.rows) > self.cap:
-            self.reasons.append(where + f"it changes more than {self.cap:,} rows (the undo limit)")
+            self.reasons.append(where + f"it changes more than {_rows(self.cap)} (the undo limit)")
             return None
         columns = raw.columns or ()
         return _Capture(meta, columns, tuple(tuple(row) for row in raw.rows))
@@ -259,7 +259,7 @@ class _Transaction:
             self.reasons.append(where + "the keys of the inserted rows are not known")
             return
         if inserted > self.cap:
-            self.reasons.append(where + f"it inserts more than {self.cap:,} rows (the undo limit)")
+            self.reasons.append(where + f"it inserts more than {_rows(self.cap)} (the undo limit)")
             return
         rows = await self.fetch(sql, limit=max(inserted, 1))
         if len(rows.rows) != inserted:
