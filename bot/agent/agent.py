@@ -459,7 +459,7 @@ class Agent:
             return
         pending = PendingApproval.from_json(claimed)
         await record_pending(self.audit, pending, None, "expired")
-        if pending.kind == DIRECT:
+        if pending.kind in (DIRECT, UNDO):
             return
         async with self._locks.hold(pending.session_id):
             session = await self.sessions.load(pending.session_id)

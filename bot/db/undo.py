@@ -10,6 +10,7 @@ too (0 rows), never overwritten.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,8 @@ from bot.sql import undo as sql_undo
 
 if TYPE_CHECKING:
     from bot.db.database import Database
+
+_INLINE_ROWS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +51,10 @@ async def plan_undo(database: Database, images: Sequence[TableImage]) -> UndoPla
                 for found in raw.rows:
                     row = _reordered(image.columns, columns, tuple(found))
                     current[_key_of(image, row)] = row
-            inverse = _inverse(image, current, conflicts)
+            if len(rows) > _INLINE_ROWS:  # thousands of rows take a while to write as SQL
+                inverse = await asyncio.to_thread(_inverse, image, current, conflicts)
+            else:
+                inverse = _inverse(image, current, conflicts)
             statements.extend(inverse)
     return UndoPlan(tuple(statements), tuple(conflicts))
 

@@ -12,10 +12,11 @@ refused before its card is posted.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from bot.agent.outcomes import PendingApproval
 from bot.agent.tools.base import ToolContext, ToolReply
@@ -35,6 +36,7 @@ from bot.sql.undo import plan_row_change
 from bot.state.executions import ExecutionRecord, Executions, UndoRecord
 from bot.state.grants import GrantClaim, Grants, GrantScope
 
+T = TypeVar("T")
 Audit = Callable[..., Awaitable[None]]
 Reply = Callable[[Execution], ToolReply]
 
@@ -55,9 +57,10 @@ def mixes_ddl_and_dml(classification: Classification) -> str | None:
     return MIXED_DDL.format(ddl=", ".join(dict.fromkeys(ddl)), dml=", ".join(dict.fromkeys(dml)))
 
 
-def approved_bounds(settings: Settings, pending: PendingApproval) -> tuple[int, ...]:
+async def approved_bounds(settings: Settings, pending: PendingApproval) -> tuple[int, ...]:
     """The most rows each statement of an approved call may change."""
-    statements = [statement.text for statement in classify(pending.sql).statements]
+    classification = await _off_the_loop(pending.sql, classify, pending.sql)
+    statements = [statement.text for statement in classification.statements]
     approvals = settings.approvals
     return bounds_for(
         pending.impact,
@@ -75,7 +78,7 @@ async def mint_grant(
     approver: str,
 ) -> None:
     """The grant an approval gives: this SQL, this session, within the card's row counts."""
-    bounds = approved_bounds(settings, pending)
+    bounds = await approved_bounds(settings, pending)
     await grants.mint(pending.session_id, pending.database, pending.sql, scope, approver, bounds)
 
 
@@ -189,14 +192,19 @@ async def _run_dml(
     bounds: tuple[int | None, ...] = claim.bounds or bounds_for(
         None, texts, margin=approvals.row_margin, unknown=approvals.max_rows_unknown
     )
-    steps = []
-    for index, statement in enumerate(classification.statements):
-        if statement.risk is Risk.READ_ONLY:
-            steps.append(WriteStep(statement.text, None, None))
-            continue
-        bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
-        change = plan_row_change(statement.text, approvals.max_undo_rows)
-        steps.append(WriteStep(statement.text, bound, change))
+
+    def plan() -> list[WriteStep]:
+        steps = []
+        for index, statement in enumerate(classification.statements):
+            if statement.risk is Risk.READ_ONLY:
+                steps.append(WriteStep(statement.text, None, None))
+                continue
+            bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
+            change = plan_row_change(statement.text, approvals.max_undo_rows)
+            steps.append(WriteStep(statement.text, bound, change))
+        return steps
+
+    steps = await _off_the_loop(classification.sql, plan)
 
     async def before_commit() -> None:
         await executions.committing(execution_id)
@@ -204,6 +212,17 @@ async def _run_dml(
     return await run_bounded(
         db, steps, max_undo_rows=approvals.max_undo_rows, before_commit=before_commit
     )
+
+
+# Parsing a short call takes well under a millisecond; a pasted script of thousands of rows
+# would hold the event loop, so long SQL is parsed on a worker thread.
+_PARSE_INLINE_CHARS = 4_000
+
+
+async def _off_the_loop(sql: str, work: Callable[..., T], *args: Any) -> T:
+    if len(sql) <= _PARSE_INLINE_CHARS:
+        return work(*args)
+    return await asyncio.to_thread(work, *args)
 
 
 async def _keep_undo(
