@@ -7,7 +7,6 @@ waiters first come, first served). Different sessions run concurrently.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 import uuid
@@ -44,18 +43,17 @@ from bot.agent.outcomes import (
     Requester,
     SelfApprovalRefused,
 )
+from bot.agent.recovery import OUTCOME_UNKNOWN, interrupted_change, is_call_of
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
 from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
 from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.query import QueryParameters, execute_query
+from bot.agent.undo import UNDO, undo_card
 from bot.config import Environment, Mode, Settings
-from bot.db.bounded import TableImage
-from bot.db.impact_types import Impact
 from bot.db.types import DbError
-from bot.db.undo import plan_undo
 from bot.state.audit import AuditLog
-from bot.state.executions import ExecutionRecord, Executions, Phase
+from bot.state.executions import ExecutionRecord, Executions
 from bot.state.grants import Grants, GrantScope
 from bot.state.store import StateStore, Table
 
@@ -71,12 +69,10 @@ DIRECT = "direct"  # a person's Run button: an approval that resumes no model ru
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
 INTERRUPTED = "interrupted: the bot stopped during this run"
-UNDO = "undo"  # an Undo button: the inverse of an approved change, as a direct approval
 SELF_APPROVAL = (
     "You asked for this change, so you cannot approve it yourself: another approver must "
     "(four eyes)."
 )
-OUTCOME_UNKNOWN = "outcome unknown (the bot stopped while it ran)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -287,7 +283,7 @@ class Agent:
             log.info("%d session(s) were interrupted by a restart", count)
         interrupted = []
         for record in await self.executions.unfinished():
-            item = _interrupted(record)
+            item = interrupted_change(record)
             await self.audit.record(
                 session_id=record.session_id,
                 requester=record.requester,
@@ -315,39 +311,13 @@ class Agent:
     async def undo(self, undo_id: str, *, requester: Requester, session_id: str) -> Outcome:
         """The inverse of an approved change, as a new card under the same rules (impact,
         four eyes, bound). Rows changed since are conflicts: listed, and skipped."""
-        record = await self.executions.undo(undo_id)
-        if record is None:
-            return Failed("Nothing to undo: this change has no undo record")
-        try:
-            database = self._parts.databases.get(record.database)
-            images = [TableImage.from_json(image) for image in record.images]
-            plan = await plan_undo(database, images)
-        except DbError as exc:
-            return Failed(f"Error: the undo could not be prepared: {exc.message}")
-        skipped = _skipped(plan.conflicts)
-        if not plan.statements:
-            return Failed("Nothing to undo: " + (skipped or "the change left no rows to put back"))
-        if len(plan.sql) > self.settings.limits.max_sql_chars:
-            return Failed("Error: this undo is too large for one approval; undo it in parts")
-        environment = database.config.environment
-        pending = PendingApproval(
-            id=uuid.uuid4().hex,
-            session_id=session_id,
-            tool_call_id="",
-            database=record.database,
-            environment=environment.value,
-            risk="write",
-            sql=plan.sql,
-            requester=requester.user_id,
-            created_at=time.time(),
-            reason=f"Undo of an approved change on {record.database}: {_first_line(record.sql)}",
-            kind=UNDO,
-            impact=Impact(statements=plan.statements),
-            required=self.settings.approvals.required_for(environment),
+        outcome = await undo_card(
+            self._parts, self.executions, undo_id, requester=requester, session_id=session_id
         )
-        await self.store.put(PENDING, pending.id, pending.to_json())
-        await record_pending(self.audit, pending, None, "awaiting_approval")
-        return AwaitingApproval(pending, text=skipped)
+        if isinstance(outcome, AwaitingApproval):
+            await self.store.put(PENDING, outcome.pending.id, outcome.pending.to_json())
+            await record_pending(self.audit, outcome.pending, None, "awaiting_approval")
+        return outcome
 
     async def _answer_interrupted_call(self, record: ExecutionRecord, text: str) -> None:
         """The paused execute_query that was running learns what is known, so the model does
@@ -357,7 +327,7 @@ class Agent:
             if session is None:
                 return
             for call in open_calls(session.messages):
-                if call.name == "execute_query" and _calls_for(call.arguments, record):
+                if call.name == "execute_query" and is_call_of(call.arguments, record):
                     session.messages.append(tool_message(call.id, f"Error: {text}"))
                     await self.sessions.save(session)
                     return
@@ -571,65 +541,3 @@ class Agent:
             session.messages.append(tool_message(call.id, content))
         session.pending_id = None
         session.question_id = None
-
-
-def _calls_for(arguments: str, record: ExecutionRecord) -> bool:
-    try:
-        data = json.loads(arguments or "{}")
-    except json.JSONDecodeError:
-        return False
-    return (
-        isinstance(data, dict)
-        and data.get("database") == record.database
-        and str(data.get("sql", "")).strip() == record.sql.strip()
-    )
-
-
-def _interrupted(record: ExecutionRecord) -> Interrupted:
-    where = f"{record.database} ({record.environment})"
-    head = f"The bot stopped while an approved change was running on {where}:\n{record.sql}\n"
-    if record.transactional and record.phase is Phase.EXECUTING:
-        applied: bool | None = False
-        body = (
-            f"Outcome: {OUTCOME_UNKNOWN} — but it ran inside a transaction and COMMIT was never "
-            "sent, so the server rolled it back when the bot's connection closed: it was not "
-            "applied. It was not run again; ask again if it is still needed."
-        )
-    else:
-        applied = None
-        why = (
-            "COMMIT was being sent when it stopped"
-            if record.transactional
-            else "DDL commits on its own as it runs"
-        )
-        body = (
-            f"Outcome: {OUTCOME_UNKNOWN}. {why}, so it may or may not have been applied. It "
-            "was not run again, and its approval is gone. Check before doing anything else: "
-            "read the rows (or the table definition) it changes and compare with what it "
-            "should have done."
-        )
-    return Interrupted(
-        execution_id=record.id,
-        session_id=record.session_id,
-        database=record.database,
-        environment=record.environment,
-        sql=record.sql,
-        requester=record.requester,
-        approver=record.approver,
-        started_at=record.started_at,
-        applied=applied,
-        text=head + body,
-    )
-
-
-def _skipped(conflicts: tuple[str, ...]) -> str:
-    if not conflicts:
-        return ""
-    shown = "; ".join(conflicts[:10])
-    more = f"; and {len(conflicts) - 10} more" if len(conflicts) > 10 else ""
-    return f"Skipped {len(conflicts)} row(s) changed since: {shown}{more}."
-
-
-def _first_line(sql: str) -> str:
-    line = sql.strip().splitlines()[0] if sql.strip() else ""
-    return line if len(line) <= 120 else line[:119] + "…"

@@ -15,14 +15,14 @@ DDL never runs here: MySQL/MariaDB commit it implicitly, so it cannot be bounded
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import datetime
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
+from bot.db.images import Row, TableImage, TableMeta, table_meta
 from bot.db.impact_types import Impact, RowCount
 from bot.db.session import RawResult, Session
 from bot.db.types import DbError, Execution, StatementOutcome
@@ -32,9 +32,7 @@ from bot.sql.undo import RowChange, TableName
 if TYPE_CHECKING:
     from bot.db.database import Database
 
-Row = tuple[Any, ...]
 BeforeCommit = Callable[[], Awaitable[None]]
-_FLOATS = {"float", "double", "real"}  # never compared for equality: their literals round
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,52 +40,6 @@ class WriteStep:
     sql: str
     max_rows: int | None  # None: not bounded (a read among the writes)
     change: RowChange | None  # None: nothing to capture (a read)
-
-
-@dataclass(frozen=True, slots=True)
-class TableImage:
-    """What one statement changed, exactly enough to put it back."""
-
-    kind: str  # UPDATE | DELETE | INSERT
-    schema: str | None
-    table: str
-    columns: tuple[str, ...]  # every column, in SELECT * order
-    key: tuple[str, ...]
-    writable: tuple[str, ...]  # not generated: what an INSERT or UPDATE may set
-    comparable: tuple[str, ...]  # compared exactly when checking for later changes
-    before: tuple[Row, ...] = ()  # UPDATE, DELETE: the rows as they were
-    after: tuple[Row, ...] = ()  # UPDATE, INSERT: the rows as the change left them
-
-    @property
-    def name(self) -> TableName:
-        return TableName(self.schema, self.table)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "kind": self.kind,
-            "schema": self.schema,
-            "table": self.table,
-            "columns": list(self.columns),
-            "key": list(self.key),
-            "writable": list(self.writable),
-            "comparable": list(self.comparable),
-            "before": [[encode_value(v) for v in row] for row in self.before],
-            "after": [[encode_value(v) for v in row] for row in self.after],
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TableImage:
-        return cls(
-            kind=data["kind"],
-            schema=data["schema"],
-            table=data["table"],
-            columns=tuple(data["columns"]),
-            key=tuple(data["key"]),
-            writable=tuple(data["writable"]),
-            comparable=tuple(data["comparable"]),
-            before=tuple(tuple(decode_value(v) for v in row) for row in data["before"]),
-            after=tuple(tuple(decode_value(v) for v in row) for row in data["after"]),
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +159,9 @@ class _Transaction:
         if not change.exact or change.table is None:
             self.reasons.append(where + change.reason)
             return None
-        meta = await self._meta(change)
+        assert change.table is not None
+        schema = change.table.schema or await self._current_schema()
+        meta = await table_meta(self.session, schema, change.table.name, change.kind)
         if meta.reason:
             self.reasons.append(where + meta.reason)
             return None
@@ -237,9 +191,7 @@ class _Transaction:
                 return
             positions = [_position(capture.columns, k) for k in meta.key]
             keys = [tuple(row[p] for p in positions) for row in capture.before]
-            after = await self.fetch(
-                sql_undo.rows_by_key(table, meta.key, keys, lock=True), limit=len(keys)
-            )
+            after = await self.fetch(await _rows_by_key(table, meta.key, keys), limit=len(keys))
             ordered = _by_key(after, meta.key, keys)
             if ordered is None:
                 self.reasons.append(where + "its rows could not be read back by key")
@@ -247,19 +199,19 @@ class _Transaction:
             self._keep(change, meta, capture.columns, capture.before, ordered)
             return
         inserted = raw.affected_rows or 0
+        if inserted > self.cap:
+            self.reasons.append(where + f"it inserts more than {_rows(self.cap)} (the undo limit)")
+            return
         literal_keys = sql_undo.insert_keys(change, meta.columns, meta.key)
         if literal_keys is not None and len(literal_keys) == inserted:
-            sql = sql_undo.rows_by_key(table, meta.key, literal_keys, lock=True, literal_keys=True)
+            sql = await _rows_by_key(table, meta.key, literal_keys, literal_keys=True)
         elif meta.auto_increment and raw.last_insert_id and inserted:
             step = await self._increment()
             first = raw.last_insert_id
             ids = [(first + n * step,) for n in range(inserted)]
-            sql = sql_undo.rows_by_key(table, meta.key, ids, lock=True)
+            sql = await _rows_by_key(table, meta.key, ids)
         else:
             self.reasons.append(where + "the keys of the inserted rows are not known")
-            return
-        if inserted > self.cap:
-            self.reasons.append(where + f"it inserts more than {_rows(self.cap)} (the undo limit)")
             return
         rows = await self.fetch(sql, limit=max(inserted, 1))
         if len(rows.rows) != inserted:
@@ -270,7 +222,7 @@ class _Transaction:
     def _keep(
         self,
         change: RowChange,
-        meta: _Meta,
+        meta: TableMeta,
         columns: Sequence[str],
         before: Sequence[Row],
         after: Sequence[Row],
@@ -294,29 +246,6 @@ class _Transaction:
         raw = await self.fetch("SELECT @@auto_increment_increment")
         return int(raw.rows[0][0])
 
-    async def _meta(self, change: RowChange) -> _Meta:
-        assert change.table is not None
-        schema = change.table.schema or await self._current_schema()
-        table = change.table.name
-        columns = await self.fetch(_COLUMNS, (schema, table), limit=10_000)
-        if not columns.rows:
-            return _Meta.refused(f"the table {table} could not be found for an undo")
-        names = tuple(str(row[0]) for row in columns.rows)
-        generated = frozenset(str(r[0]) for r in columns.rows if "GENERATED" in str(r[2]).upper())
-        floats = frozenset(str(r[0]) for r in columns.rows if str(r[1]).lower() in _FLOATS)
-        auto = [str(r[0]) for r in columns.rows if "auto_increment" in str(r[2]).lower()]
-        key = _pick_key((await self.fetch(_KEYS, (schema, table), limit=10_000)).rows)
-        if not key:
-            return _Meta.refused(f"{table} has no primary or unique key")
-        triggers = await self.fetch(_TRIGGERS, (schema, table))
-        if triggers.rows and int(triggers.rows[0][0]):
-            return _Meta.refused(f"triggers fire on {table}")
-        if change.kind != "INSERT":
-            cascades = await self.fetch(_CASCADES, (schema, table))
-            if cascades.rows and int(cascades.rows[0][0]):
-                return _Meta.refused(f"foreign keys cascade from {table}")
-        return _Meta(names, key, generated, floats, auto == list(key), "")
-
     async def _current_schema(self) -> str:
         if self._schema is None:
             raw = await self.fetch("SELECT DATABASE()")
@@ -325,57 +254,25 @@ class _Transaction:
 
 
 @dataclass(frozen=True, slots=True)
-class _Meta:
-    columns: tuple[str, ...]
-    key: tuple[str, ...]
-    generated: frozenset[str]
-    floats: frozenset[str]
-    auto_increment: bool  # the key is one auto-increment column
-    reason: str
-
-    @classmethod
-    def refused(cls, reason: str) -> _Meta:
-        return cls((), (), frozenset(), frozenset(), False, reason)
-
-
-@dataclass(frozen=True, slots=True)
 class _Capture:
-    meta: _Meta
+    meta: TableMeta
     columns: tuple[str, ...]
     before: tuple[Row, ...]
 
 
-_COLUMNS = (
-    "SELECT COLUMN_NAME, DATA_TYPE, EXTRA FROM information_schema.COLUMNS "
-    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s ORDER BY ORDINAL_POSITION"
-)
-_KEYS = (
-    "SELECT INDEX_NAME, COLUMN_NAME, NULLABLE FROM information_schema.STATISTICS "
-    "WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s AND NON_UNIQUE = 0 "
-    "ORDER BY INDEX_NAME <> 'PRIMARY', INDEX_NAME, SEQ_IN_INDEX"
-)
-_TRIGGERS = (
-    "SELECT COUNT(*) FROM information_schema.TRIGGERS "
-    "WHERE EVENT_OBJECT_SCHEMA = %s AND EVENT_OBJECT_TABLE = %s"
-)
-_CASCADES = (
-    "SELECT COUNT(*) FROM information_schema.REFERENTIAL_CONSTRAINTS "
-    "WHERE UNIQUE_CONSTRAINT_SCHEMA = %s AND REFERENCED_TABLE_NAME = %s "
-    "AND (DELETE_RULE NOT IN ('RESTRICT', 'NO ACTION') "
-    "OR UPDATE_RULE NOT IN ('RESTRICT', 'NO ACTION'))"
-)
+# Writing the SQL for a few hundred keys takes milliseconds; thousands go to a worker thread.
+_INLINE_KEYS = 200
 
 
-def _pick_key(rows: Sequence[Row]) -> tuple[str, ...]:
-    """The primary key, else the first unique key whose columns are all NOT NULL (a unique
-    key with a NULL column does not identify a row)."""
-    indexes: dict[str, list[tuple[str, bool]]] = {}
-    for index, column, nullable in rows:
-        indexes.setdefault(str(index), []).append((str(column), str(nullable or "") == "YES"))
-    for columns in indexes.values():  # ordered: PRIMARY first
-        if not any(nullable for _, nullable in columns):
-            return tuple(column for column, _ in columns)
-    return ()
+async def _rows_by_key(
+    table: TableName, key: Sequence[str], keys: Sequence[Any], *, literal_keys: bool = False
+) -> str:
+    """The locking read of rows by key (the rows a change wrote)."""
+
+    def build() -> str:
+        return sql_undo.rows_by_key(table, key, keys, lock=True, literal_keys=literal_keys)
+
+    return build() if len(keys) <= _INLINE_KEYS else await asyncio.to_thread(build)
 
 
 def _position(columns: Sequence[str], name: str) -> int:
@@ -398,45 +295,3 @@ def _by_key(raw: RawResult, key: Sequence[str], keys: Sequence[Row]) -> tuple[Ro
 
 def _rows(count: int) -> str:
     return f"{count} row{'' if count == 1 else 's'}"
-
-
-# -- values in the state store ---------------------------------------------------------------
-def encode_value(value: Any) -> Any:
-    """A driver value as JSON that decodes to an equal value."""
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        return {"$": "float", "v": repr(value)}
-    if isinstance(value, Decimal):
-        return {"$": "decimal", "v": str(value)}
-    if isinstance(value, bytes | bytearray):
-        return {"$": "bytes", "v": bytes(value).hex()}
-    if isinstance(value, datetime.datetime):
-        return {"$": "datetime", "v": value.isoformat()}
-    if isinstance(value, datetime.date):
-        return {"$": "date", "v": value.isoformat()}
-    if isinstance(value, datetime.time):
-        return {"$": "time", "v": value.isoformat()}
-    if isinstance(value, datetime.timedelta):
-        return {"$": "timedelta", "v": value // datetime.timedelta(microseconds=1)}
-    if isinstance(value, set | frozenset):
-        return {"$": "set", "v": ",".join(sorted(str(v) for v in value))}
-    return {"$": "str", "v": str(value)}
-
-
-def decode_value(value: Any) -> Any:
-    if not isinstance(value, dict):
-        return value
-    tag, raw = value["$"], value["v"]
-    decoders: dict[str, Callable[[Any], Any]] = {
-        "float": float,
-        "decimal": Decimal,
-        "bytes": bytes.fromhex,
-        "datetime": datetime.datetime.fromisoformat,
-        "date": datetime.date.fromisoformat,
-        "time": datetime.time.fromisoformat,
-        "timedelta": lambda micros: datetime.timedelta(microseconds=micros),
-        "set": str,
-        "str": str,
-    }
-    return decoders[tag](raw)

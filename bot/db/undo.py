@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.db.bounded import Row, TableImage
+from bot.db.images import Row, TableImage
 from bot.db.impact_types import RowCount, StatementImpact
 from bot.sql import undo as sql_undo
 

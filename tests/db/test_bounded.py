@@ -1,14 +1,10 @@
-"""The bound of an approved statement is what its card stated, plus the margin; values kept
-for Undo come back from the state store equal to what the driver returned."""
+"""The bound of an approved statement is what its card stated, plus the margin."""
 
 from __future__ import annotations
 
-import datetime
-from decimal import Decimal
-
 import pytest
 
-from bot.db.bounded import bounds_for, decode_value, encode_value
+from bot.db.bounded import bounds_for
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 
 SQL = "UPDATE orders SET status = 'x' WHERE status = 'pending'"
@@ -37,24 +33,3 @@ def test_a_statement_the_card_did_not_state_gets_the_unknown_bound() -> None:
     )
     assert bounds_for(impact, [SQL], margin=0, unknown=7) == (7,)
     assert bounds_for(None, [SQL, SQL], margin=0, unknown=7) == (7, 7)
-
-
-VALUES = [
-    None,
-    True,
-    42,
-    "text",
-    0.1,
-    Decimal("20.00"),
-    b"\x00\xff",
-    datetime.datetime(2026, 1, 2, 3, 4, 5, 6),
-    datetime.date(2026, 1, 2),
-    datetime.time(3, 4, 5),
-    datetime.timedelta(hours=-1, microseconds=5),
-]
-
-
-@pytest.mark.parametrize("value", VALUES, ids=[type(v).__name__ for v in VALUES])
-def test_a_kept_value_comes_back_equal(value: object) -> None:
-    back = decode_value(encode_value(value))
-    assert back == value and type(back) is type(value)
