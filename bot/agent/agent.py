@@ -51,9 +51,11 @@ from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.query import QueryParameters, execute_query
 from bot.agent.undo import UNDO, undo_card
 from bot.config import Environment, Mode, Settings
+from bot.db.images import TableImage
 from bot.db.types import DbError
+from bot.db.undo import rows_took_the_change
 from bot.state.audit import AuditLog
-from bot.state.executions import ExecutionRecord, Executions
+from bot.state.executions import ExecutionRecord, Executions, Phase
 from bot.state.grants import Grants, GrantScope
 from bot.state.store import StateStore, Table
 
@@ -283,7 +285,7 @@ class Agent:
             log.info("%d session(s) were interrupted by a restart", count)
         interrupted = []
         for record in await self.executions.unfinished():
-            item = interrupted_change(record)
+            item = interrupted_change(record, await self._rows_took_it(record))
             await self.audit.record(
                 session_id=record.session_id,
                 requester=record.requester,
@@ -318,6 +320,22 @@ class Agent:
             await self.store.put(PENDING, outcome.pending.id, outcome.pending.to_json())
             await record_pending(self.audit, outcome.pending, None, "awaiting_approval")
         return outcome
+
+    async def _rows_took_it(self, record: ExecutionRecord) -> bool | None:
+        """For a stop during COMMIT: whether the rows hold what the change wrote (None when
+        they cannot tell, or the database cannot be read now)."""
+        if record.phase is not Phase.COMMITTING or record.undo_id is None:
+            return None
+        undo = await self.executions.undo(record.undo_id)
+        if undo is None:
+            return None
+        try:
+            database = self._parts.databases.get(record.database)
+            images = [TableImage.from_json(image) for image in undo.images]
+            return await rows_took_the_change(database, images)
+        except DbError as exc:
+            log.warning("could not read back change %s: %s", record.id, exc.message)
+            return None
 
     async def _answer_interrupted_call(self, record: ExecutionRecord, text: str) -> None:
         """The paused execute_query that was running learns what is known, so the model does

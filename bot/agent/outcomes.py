@@ -183,8 +183,10 @@ class Interrupted:
     requester: str
     approver: str | None
     started_at: float
-    applied: bool | None  # False: certainly not applied; None: may or may not be
+    # True: applied (its rows hold what it wrote); False: not applied; None: may or may not be.
+    applied: bool | None
     text: str
+    undo_id: str | None = None  # set when it was applied and can be undone exactly
 
 
 class NotYourQuestion(Exception):

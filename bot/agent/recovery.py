@@ -29,29 +29,42 @@ def is_call_of(arguments: str, record: ExecutionRecord) -> bool:
     )
 
 
-def interrupted_change(record: ExecutionRecord) -> Interrupted:
-    """What the thread is told about a change a stop cut off, worded by how far it got."""
+def interrupted_change(record: ExecutionRecord, by_rows: bool | None = None) -> Interrupted:
+    """What the thread is told about a change a stop cut off, worded by how far it got;
+    `by_rows` is what its rows said for a stop during COMMIT (bot.db.undo)."""
     where = f"{record.database} ({record.environment})"
     head = f"The bot stopped while an approved change was running on {where}:\n{record.sql}\n"
+    after = " It was not run again, and its approval is gone."
+    applied: bool | None = None
     if record.transactional and record.phase is Phase.EXECUTING:
-        applied: bool | None = False
+        applied = False
         body = (
             f"Outcome: {OUTCOME_UNKNOWN} — but it ran inside a transaction and COMMIT was never "
             "sent, so the server rolled it back when the bot's connection closed: it was not "
-            "applied. It was not run again; ask again if it is still needed."
+            "applied." + after + " Ask again if it is still needed."
+        )
+    elif record.transactional and by_rows is not None:
+        applied = by_rows
+        found = (
+            "every row it changed holds what it wrote: it was applied"
+            if by_rows
+            else "every row it would change still holds what it held before: it was not applied"
+        )
+        body = (
+            f"Outcome: {OUTCOME_UNKNOWN} — COMMIT was being sent when it stopped; read back "
+            f"after the restart, {found}." + after
         )
     else:
-        applied = None
         why = (
             "COMMIT was being sent when it stopped"
             if record.transactional
             else "DDL commits on its own as it runs"
         )
         body = (
-            f"Outcome: {OUTCOME_UNKNOWN}. {why}, so it may or may not have been applied. It "
-            "was not run again, and its approval is gone. Check before doing anything else: "
-            "read the rows (or the table definition) it changes and compare with what it "
-            "should have done."
+            f"Outcome: {OUTCOME_UNKNOWN}. {why}, so it may or may not have been applied."
+            + after
+            + " Check before doing anything else: read the rows (or the table definition) it "
+            "changes and compare with what it should have done."
         )
     return Interrupted(
         execution_id=record.id,
@@ -64,4 +77,5 @@ def interrupted_change(record: ExecutionRecord) -> Interrupted:
         started_at=record.started_at,
         applied=applied,
         text=head + body,
+        undo_id=record.undo_id if applied else None,
     )

@@ -8,7 +8,8 @@ it runs, the rows it wrote are read back by key: the before- and after-images Un
 INSERT's rows are read back by key (the VALUES' literal keys, or LAST_INSERT_ID onwards for
 an auto-increment key). `before_commit` is awaited just before COMMIT is sent: until then a
 stopped bot leaves a transaction nobody will commit, which the server rolls back when the
-connection closes.
+connection closes. It gets the images, so they are stored before COMMIT: after a stop in the
+COMMIT round trip, the rows tell whether it arrived.
 
 DDL never runs here: MySQL/MariaDB commit it implicitly, so it cannot be bounded or undone.
 """
@@ -32,7 +33,7 @@ from bot.sql.undo import RowChange, TableName
 if TYPE_CHECKING:
     from bot.db.database import Database
 
-BeforeCommit = Callable[[], Awaitable[None]]
+BeforeCommit = Callable[["BoundedRun"], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +94,7 @@ async def run_bounded(
         try:
             for position, step in enumerate(steps, 1):
                 await run.step(position, len(steps), step)
-            await before_commit()
+            await before_commit(run.result())
         except BaseException as exc:
             await run.rollback()
             if isinstance(exc, DbError) and not isinstance(exc, RolledBack):
@@ -107,10 +108,7 @@ async def run_bounded(
                 f"COMMIT did not answer ({exc.message}): the change may or may not be applied",
                 tuple(run.outcomes),
             ) from None
-    reason = next(iter(run.reasons), "")
-    return BoundedRun(
-        Execution(database.config.name, tuple(run.outcomes)), tuple(run.images), reason
-    )
+    return run.result()
 
 
 class _Transaction:
@@ -125,6 +123,10 @@ class _Transaction:
 
     async def fetch(self, sql: str, args: Any = None, limit: int = 1) -> RawResult:
         return await self.session.fetch(sql, args, limit=limit)
+
+    def result(self) -> BoundedRun:
+        execution = Execution(self.database.config.name, tuple(self.outcomes))
+        return BoundedRun(execution, tuple(self.images), next(iter(self.reasons), ""))
 
     async def rollback(self) -> None:
         if self.session.broken:

@@ -21,6 +21,7 @@ from bot.sql import undo as sql_undo
 
 if TYPE_CHECKING:
     from bot.db.database import Database
+    from bot.db.session import Session
 
 _INLINE_ROWS = 200
 
@@ -41,22 +42,66 @@ async def plan_undo(database: Database, images: Sequence[TableImage]) -> UndoPla
     conflicts: list[str] = []
     async with database.primary_read_session() as session:
         for image in reversed(images):  # the last statement is put back first
-            rows = image.after if image.kind in ("UPDATE", "INSERT") else image.before
-            keys = [_key_of(image, row) for row in rows]
-            current: dict[Row, Row] = {}
-            if keys:
-                sql = sql_undo.rows_by_key(image.name, image.key, keys, lock=False)
-                raw = await session.fetch(sql, limit=len(keys))
-                columns = raw.columns or ()
-                for found in raw.rows:
-                    row = _reordered(image.columns, columns, tuple(found))
-                    current[_key_of(image, row)] = row
+            rows, current = await _current(session, image)
             if len(rows) > _INLINE_ROWS:  # thousands of rows take a while to write as SQL
                 inverse = await asyncio.to_thread(_inverse, image, current, conflicts)
             else:
                 inverse = _inverse(image, current, conflicts)
             statements.extend(inverse)
     return UndoPlan(tuple(statements), tuple(conflicts))
+
+
+async def rows_took_the_change(database: Database, images: Sequence[TableImage]) -> bool | None:
+    """After a stop during COMMIT: True when every row the change wrote holds what it wrote,
+    False when every one still holds what it held before, None when the rows cannot tell
+    (mixed, changed since, or a change that left a row as it was)."""
+    votes: set[bool | None] = set()
+    async with database.primary_read_session() as session:
+        for image in images:
+            _, current = await _current(session, image)
+            votes |= _votes(image, current)
+            if None in votes or len(votes) > 1:
+                return None
+    return votes.pop() if len(votes) == 1 else None
+
+
+def _votes(image: TableImage, current: dict[Row, Row]) -> set[bool | None]:
+    def same(row: Row | None, wanted: Row) -> bool:
+        return row is not None and all(
+            _value(image, row, c) == _value(image, wanted, c) for c in image.comparable
+        )
+
+    votes: set[bool | None] = set()
+    if image.kind == "DELETE":
+        for before in image.before:
+            now = current.get(_key_of(image, before))
+            votes.add(True if now is None else False if same(now, before) else None)
+    elif image.kind == "INSERT":
+        for after in image.after:
+            now = current.get(_key_of(image, after))
+            votes.add(False if now is None else True if same(now, after) else None)
+    else:
+        for before, after in zip(image.before, image.after, strict=True):
+            if same(before, after):
+                continue  # this row tells nothing: the change left it as it was
+            now = current.get(_key_of(image, after))
+            votes.add(True if same(now, after) else False if same(now, before) else None)
+    return votes
+
+
+async def _current(session: Session, image: TableImage) -> tuple[tuple[Row, ...], dict[Row, Row]]:
+    """The rows an image is about, and those of them that exist now, by key."""
+    rows = image.after if image.kind in ("UPDATE", "INSERT") else image.before
+    keys = [_key_of(image, row) for row in rows]
+    current: dict[Row, Row] = {}
+    if keys:
+        sql = sql_undo.rows_by_key(image.name, image.key, keys, lock=False)
+        raw = await session.fetch(sql, limit=len(keys))
+        columns = raw.columns or ()
+        for found in raw.rows:
+            row = _reordered(image.columns, columns, tuple(found))
+            current[_key_of(image, row)] = row
+    return rows, current
 
 
 def _inverse(

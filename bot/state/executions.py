@@ -83,8 +83,9 @@ class Executions:
     async def begin(self, record: ExecutionRecord) -> None:
         await self._store.put(EXECUTIONS, record.id, record.to_json())
 
-    async def committing(self, execution_id: str) -> None:
-        await self._update(execution_id, phase=Phase.COMMITTING)
+    async def committing(self, execution_id: str, undo_id: str | None = None) -> None:
+        """COMMIT goes out next; `undo_id` names the images it was taken with."""
+        await self._update(execution_id, phase=Phase.COMMITTING, undo_id=undo_id)
 
     async def finish(self, execution_id: str, outcome: str, undo_id: str | None = None) -> None:
         await self._update(

@@ -22,9 +22,10 @@ from bot.agent.sessions import Session
 from bot.config import Mode
 from bot.db import DatabaseRegistry
 from bot.state.executions import ExecutionRecord, Executions
+from bot.state.grants import GrantScope
 from bot.state.store import StateStore
-from tests.agent.support import REQUESTER, SCHEMA, STAGING, make_settings, query
-from tests.fakes.model_server import FakeModelServer, call, calls
+from tests.agent.support import REQUESTER, SCHEMA, STAGING, make_settings, query, run_statements
+from tests.fakes.model_server import FakeModelServer, call, calls, say
 
 CANCEL_11 = "UPDATE orders SET status = 'cancelled' WHERE id = 11"
 KILLED_SESSION = "T1:C1:1700000000.000900"
@@ -164,3 +165,56 @@ async def test_a_change_cut_off_around_its_commit_may_or_may_not_be_applied(
         assert item.applied is None
         assert "may or may not have been applied" in item.text
         assert "COMMIT was being sent" in item.text
+
+
+CANCEL_CUSTOMER_1 = "UPDATE orders SET status = 'cancelled' WHERE customer_id = 1"
+
+
+@pytest.mark.parametrize(
+    ("meanwhile", "applied"),
+    [
+        ([], True),  # COMMIT arrived: the rows hold what the change wrote
+        (
+            [
+                f"UPDATE {SCHEMA}.orders SET status = 'paid' WHERE id = 10",  # it never arrived
+                f"UPDATE {SCHEMA}.orders SET status = 'pending' WHERE id = 11",
+            ],
+            False,
+        ),
+        ([f"UPDATE {SCHEMA}.orders SET status = 'shipped' WHERE id = 11"], None),  # cannot tell
+    ],
+    ids=["committed", "not-committed", "changed-since"],
+)
+async def test_a_stop_during_commit_is_settled_by_the_rows_the_change_wrote(
+    model_server: FakeModelServer,
+    shop_url: str,
+    tmp_path: Path,
+    meanwhile: list[str],
+    applied: bool | None,
+) -> None:
+    state = tmp_path / "state"
+    async with restarted_agent(model_server, shop_url, state) as (agent, _):
+        model_server.script(
+            calls(call("execute_query", {"database": STAGING, "sql": CANCEL_CUSTOMER_1}))
+        )
+        paused = await agent.handle_message(
+            KILLED_SESSION, "cancel", requester=REQUESTER, mode=Mode.AGENT
+        )
+        assert isinstance(paused, AwaitingApproval)
+        model_server.script(say("Done."))
+        await agent.approve(paused.pending.id, approver="U0APPROVE", scope=GrantScope.ONCE)
+        (ran,) = [r for r in await agent.audit.since(None) if r["outcome"] == "executing"]
+        record = await agent.executions.get(ran["execution_id"])
+        assert record is not None and record.undo_id is not None
+        # What a stop between sending COMMIT and recording the outcome leaves behind.
+        await agent.executions.committing(record.id, record.undo_id)
+    await run_statements(shop_url, meanwhile)
+
+    async with restarted_agent(model_server, shop_url, state) as (_, interrupted):
+        (item,) = interrupted
+        assert item.applied is applied
+        if applied is None:
+            assert "may or may not have been applied" in item.text
+        else:
+            assert ("it was applied" if applied else "it was not applied") in item.text
+        assert (item.undo_id is not None) is bool(applied)

@@ -125,7 +125,7 @@ async def run_approved(
             run = await db.execute(texts, read_only=False, limit=limit)
             done = BoundedRun(run, (), NO_DDL_UNDO)
         else:
-            done = await _run_dml(context, db, classification, claim, record.id, executions)
+            done = await _run_dml(context, db, classification, claim, record, executions)
     except CommitUnknown as exc:
         # The grant stays held: an unknown outcome is never run again on its own.
         text = f"Error: {exc.message}; check the database before running it again"
@@ -156,7 +156,8 @@ async def run_approved(
             summary += f" (the first {len(exc.outcomes)} statement(s) did run)"
         content = summary if summary.startswith("Error:") else f"Error: {summary}"
         return ToolReply(content, summary=summary)
-    undo_id = await _keep_undo(executions, record, done)
+    kept = await executions.get(record.id)
+    undo_id = None if kept is None or done.undo_reason else kept.undo_id
     await executions.finish(record.id, "executed", undo_id)
     await context.grants.release(claim.id)
     for statement, outcome in zip(statements, done.execution.outcomes, strict=False):
@@ -184,7 +185,7 @@ async def _run_dml(
     db: Database,
     classification: Classification,
     claim: GrantClaim,
-    execution_id: str,
+    record: ExecutionRecord,
     executions: Executions,
 ) -> BoundedRun:
     approvals = context.settings.approvals
@@ -206,8 +207,10 @@ async def _run_dml(
 
     steps = await _off_the_loop(classification.sql, plan)
 
-    async def before_commit() -> None:
-        await executions.committing(execution_id)
+    async def before_commit(run: BoundedRun) -> None:
+        # The images first: after a stop during COMMIT, recovery compares the rows with them.
+        undo_id = await _keep_undo(executions, record, run)
+        await executions.committing(record.id, undo_id)
 
     return await run_bounded(
         db, steps, max_undo_rows=approvals.max_undo_rows, before_commit=before_commit
