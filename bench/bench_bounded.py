@@ -23,7 +23,7 @@ if __package__ in (None, ""):  # run as a script: make `bot` and `bench` importa
 from bench.datasets import DEFAULT_URL, connect, schema_url
 from bot.config import DatabaseConfig, Limits
 from bot.db import Database
-from bot.db.bounded import WriteStep, run_bounded
+from bot.db.bounded import BoundedRun, WriteStep, run_bounded
 from bot.sql.undo import plan_row_change
 
 SCHEMA = "dbagent_bench_bounded"
@@ -67,7 +67,7 @@ async def main(url: str, runs: int) -> None:
     database = Database(config, Limits(statement_timeout_s=120))
     measure = timed(runs)
 
-    async def nothing() -> None:
+    async def nothing(run: BoundedRun) -> None:
         return None
 
     try:
