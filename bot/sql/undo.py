@@ -203,7 +203,7 @@ def _column(name: str) -> exp.Column:
     return exp.column(exp.to_identifier(name, quoted=True))
 
 
-def _matches(columns: Sequence[str], values: Sequence[Any]) -> exp.Expression:
+def _matches(columns: Sequence[str], values: Sequence[Any]) -> exp.Condition:
     """`c1 <=> v1 AND c2 <=> v2 …`: NULL-safe, so a NULL compares equal to NULL."""
     terms = [
         exp.NullSafeEQ(this=_column(name), expression=literal(value))
@@ -244,7 +244,7 @@ def update_back(
 ) -> str:
     """Set columns back by key, only where the row still holds `expected` (else 0 rows)."""
     sets = [exp.EQ(this=_column(name), expression=literal(value)) for name, value in assignments]
-    where = _matches(key, key_values)
+    where: exp.Condition = _matches(key, key_values)
     if expected:
         where = exp.and_(where, _matches([n for n, _ in expected], [v for _, v in expected]))
     return exp.Update(this=table.node(), expressions=sets, where=exp.Where(this=where)).sql(

@@ -96,7 +96,7 @@ class Grants:
                 if grant["expires_at"] <= now:
                     table.pop(key)  # expired grants are dead weight
                     continue
-                if grant["binding"] != binding:
+                if grant["binding"] != binding or grant.get("held"):
                     continue
                 # When a thread grant also matches, it covers this run: keep the one-time one.
                 if matched is None or matched[1]["scope"] == GrantScope.ONCE:

@@ -160,14 +160,14 @@ async def run_approved(
     undo_id = None if kept is None or done.undo_reason else kept.undo_id
     await executions.finish(record.id, "executed", undo_id)
     await context.grants.release(claim.id)
-    for statement, outcome in zip(statements, done.execution.outcomes, strict=False):
-        rows = outcome.result.row_count if outcome.result is not None else outcome.affected_rows
+    for statement, ran in zip(statements, done.execution.outcomes, strict=False):
+        rows = ran.result.row_count if ran.result is not None else ran.affected_rows
         await audit(
             risk=statement.risk.value,
             sql=statement.text,
             outcome="executed",
             rows=rows,
-            duration_ms=outcome.duration_ms,
+            duration_ms=ran.duration_ms,
             execution_id=record.id,
         )
     answer = reply(done.execution)
