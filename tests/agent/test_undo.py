@@ -211,3 +211,19 @@ async def test_more_rows_than_the_undo_limit_have_no_undo(
     decision = await approved(agent, model_server, "DELETE FROM orders WHERE status = 'pending'")
     assert decision.undo_id is None
     assert decision.undo_reason == "it changes more than 1 row (the undo limit)"
+
+
+async def test_a_run_button_change_has_an_undo_too(make_agent: AgentFactory, shop_url: str) -> None:
+    agent = await make_agent()
+    before = await query(shop_url, ORDERS)
+    card = await agent.run_statement(
+        SESSION, database=STAGING, sql="DELETE FROM orders WHERE id = 12", requester=REQUESTER
+    )
+    assert isinstance(card, AwaitingApproval)
+    decision = await decide(agent, card.pending, APPROVER)
+    assert decision.summary.startswith("Ran on shop-staging: 1 row affected")
+
+    undo = await undo_card(agent, decision.undo_id)
+    await agent.approve(undo.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
+
+    assert await query(shop_url, ORDERS) == before
