@@ -76,6 +76,10 @@ def bounds_for(
             bounds.append(unknown)  # the card did not state this statement
         elif statement.rows is None or statement.count is RowCount.UNKNOWN:
             bounds.append(unknown)
+        elif statement.count is RowCount.UP_TO:
+            # REPLACE and ON DUPLICATE KEY UPDATE: the server counts a replaced or updated
+            # row twice (delete + insert, or insert attempt + update).
+            bounds.append(2 * statement.rows + margin)
         else:
             bounds.append(statement.rows + margin)
     return tuple(bounds)

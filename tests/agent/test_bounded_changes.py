@@ -205,3 +205,22 @@ async def test_a_ddl_call_runs_alone_and_has_no_undo(
     assert decision.undo_id is None and "DDL cannot be undone" in decision.undo_reason
     assert json.loads(model_server.new_tool_results()[0]) == {"affected_rows": 0}
     await run_statements(shop_url, [f"DROP TABLE {SCHEMA}.scratch_notes"])
+
+
+async def test_an_up_to_count_allows_the_servers_double_count_of_an_updated_row(
+    make_agent: AgentFactory, model_server: FakeModelServer, shop_url: str
+) -> None:
+    agent = await make_agent()
+    upsert = (
+        "INSERT INTO orders (id, customer_id, status, total) VALUES (11, 1, 'paid', 5.50) "
+        "ON DUPLICATE KEY UPDATE status = 'paid'"
+    )
+    paused = await ask(agent, model_server, upsert)
+    assert isinstance(paused, AwaitingApproval)
+    pending = await card_states(agent, paused.pending, [1], RowCount.UP_TO)
+    model_server.script(say("Upserted."))
+
+    decision = await approve(agent, pending)
+
+    assert decision.summary == "2 rows affected"  # one row, updated: the server says 2
+    assert (11, "paid") in await statuses(shop_url)
