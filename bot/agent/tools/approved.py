@@ -33,7 +33,7 @@ from bot.db.database import Database
 from bot.db.types import DbError, Execution
 from bot.sql.risk import Classification, Risk, classify
 from bot.sql.undo import plan_row_change
-from bot.state.executions import ExecutionRecord, Executions, UndoRecord
+from bot.state.executions import ExecutionRecord, Executions, Phase, UndoRecord
 from bot.state.grants import GrantClaim, Grants, GrantScope
 
 T = TypeVar("T")
@@ -156,6 +156,17 @@ async def run_approved(
             summary += f" (the first {len(exc.outcomes)} statement(s) did run)"
         content = summary if summary.startswith("Error:") else f"Error: {summary}"
         return ToolReply(content, summary=summary)
+    except Exception:
+        # A failure of ours. Before COMMIT, run_bounded rolled the transaction back; DDL, or a
+        # failure around COMMIT, may have changed something: the record stays open, its grant
+        # held, and a restart reports it.
+        kept = await executions.get(record.id)
+        if ddl or kept is None or kept.phase is not Phase.EXECUTING:
+            raise
+        await executions.finish(record.id, "error")
+        await context.grants.release(claim.id)
+        await audit(risk=risk, sql=classification.sql, outcome="error", execution_id=record.id)
+        raise
     kept = await executions.get(record.id)
     undo_id = None if kept is None or done.undo_reason else kept.undo_id
     await executions.finish(record.id, "executed", undo_id)
