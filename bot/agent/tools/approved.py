@@ -113,82 +113,110 @@ async def run_approved(
     if executions is None:  # fail closed: no write-ahead record, no change
         await context.grants.release(claim.id)
         return ToolReply("Error: the execution log is not available; not run")
-    statements = classification.statements
-    ddl = any(statement.risk is Risk.DDL for statement in statements)
+    ddl = any(statement.risk is Risk.DDL for statement in classification.statements)
     record = _write_ahead_record(context, db, classification.sql, claim, not ddl)
+    run = _ApprovedRun(context, executions, record, claim, audit, classification)
     await executions.begin(record)
-    risk = classification.risk.value
-    await audit(risk=risk, sql=classification.sql, outcome="executing", execution_id=record.id)
+    await run.audit_sql("executing")
     try:
         if ddl:
-            texts = [statement.text for statement in statements]
-            run = await db.execute(texts, read_only=False, limit=limit)
-            done = BoundedRun(run, (), NO_DDL_UNDO)
+            texts = [statement.text for statement in classification.statements]
+            execution = await db.execute(texts, read_only=False, limit=limit)
+            done = BoundedRun(execution, (), NO_DDL_UNDO)
         else:
             done = await _run_dml(context, db, classification, claim, record, executions)
     except CommitUnknown as exc:
+        return await run.unknown(exc)
+    except DbError as exc:
+        return await run.failed(exc, ddl)
+    except Exception:
+        await run.broke(ddl)
+        raise
+    return await run.finished(done, reply)
+
+
+class _ApprovedRun:
+    """How one approved execution ends: recorded, audited, its grant released or kept."""
+
+    def __init__(
+        self,
+        context: ToolContext,
+        executions: Executions,
+        record: ExecutionRecord,
+        claim: GrantClaim,
+        audit: Audit,
+        classification: Classification,
+    ) -> None:
+        self.context = context
+        self.executions = executions
+        self.record = record
+        self.claim = claim
+        self.audit = audit
+        self.classification = classification
+
+    async def audit_sql(self, outcome: str, **details: Any) -> None:
+        await self.audit(
+            risk=self.classification.risk.value,
+            sql=self.classification.sql,
+            outcome=outcome,
+            execution_id=self.record.id,
+            **details,
+        )
+
+    async def unknown(self, exc: CommitUnknown) -> ToolReply:
         # The grant stays held: an unknown outcome is never run again on its own.
         text = f"Error: {exc.message}; check the database before running it again"
-        await executions.finish(record.id, "outcome unknown")
-        await audit(
-            risk=risk,
-            sql=classification.sql,
-            outcome="outcome unknown",
-            error=exc.message,
-            execution_id=record.id,
-        )
+        await self.executions.finish(self.record.id, "outcome unknown")
+        await self.audit_sql("outcome unknown", error=exc.message)
         return ToolReply(text, summary=text)
-    except DbError as exc:
+
+    async def failed(self, exc: DbError, ddl: bool) -> ToolReply:
         rolled_back = isinstance(exc, RolledBack)
         outcome = "rolled back" if rolled_back else "error"
-        await executions.finish(record.id, outcome)
-        await context.grants.release(claim.id)
-        await audit(
-            risk=risk,
-            sql=classification.sql,
-            outcome=outcome,
-            error=exc.message,
-            rows=_changed(exc.outcomes),
-            execution_id=record.id,
-        )
+        await self.executions.finish(self.record.id, outcome)
+        await self.context.grants.release(self.claim.id)
+        await self.audit_sql(outcome, error=exc.message, rows=_changed(exc.outcomes))
         summary = exc.message if rolled_back else f"Error: {exc.message}"
         if ddl and exc.outcomes:
             summary += f" (the first {len(exc.outcomes)} statement(s) did run)"
         content = summary if summary.startswith("Error:") else f"Error: {summary}"
         return ToolReply(content, summary=summary)
-    except Exception:
-        # A failure of ours. Before COMMIT, run_bounded rolled the transaction back; DDL, or a
-        # failure around COMMIT, may have changed something: the record stays open, its grant
-        # held, and a restart reports it.
-        kept = await executions.get(record.id)
+
+    async def broke(self, ddl: bool) -> None:
+        """A failure of ours. Before COMMIT, run_bounded rolled the transaction back; DDL, or a
+        failure around COMMIT, may have changed something: the record stays open, its grant
+        held, and a restart reports it."""
+        kept = await self.executions.get(self.record.id)
         if ddl or kept is None or kept.phase is not Phase.EXECUTING:
-            raise
-        await executions.finish(record.id, "error")
-        await context.grants.release(claim.id)
-        await audit(risk=risk, sql=classification.sql, outcome="error", execution_id=record.id)
-        raise
-    kept = await executions.get(record.id)
-    undo_id = None if kept is None or done.undo_reason else kept.undo_id
-    await executions.finish(record.id, "executed", undo_id)
-    await context.grants.release(claim.id)
-    for statement, ran in zip(statements, done.execution.outcomes, strict=False):
-        rows = ran.result.row_count if ran.result is not None else ran.affected_rows
-        await audit(
-            risk=statement.risk.value,
-            sql=statement.text,
-            outcome="executed",
-            rows=rows,
-            duration_ms=ran.duration_ms,
-            execution_id=record.id,
+            return
+        await self.executions.finish(self.record.id, "error")
+        await self.context.grants.release(self.claim.id)
+        await self.audit_sql("error")
+
+    async def finished(self, done: BoundedRun, reply: Reply) -> ToolReply:
+        kept = await self.executions.get(self.record.id)
+        undo_id = None if kept is None or done.undo_reason else kept.undo_id
+        await self.executions.finish(self.record.id, "executed", undo_id)
+        await self.context.grants.release(self.claim.id)
+        statements = self.classification.statements
+        for statement, ran in zip(statements, done.execution.outcomes, strict=False):
+            rows = ran.result.row_count if ran.result is not None else ran.affected_rows
+            await self.audit(
+                risk=statement.risk.value,
+                sql=statement.text,
+                outcome="executed",
+                rows=rows,
+                duration_ms=ran.duration_ms,
+                execution_id=self.record.id,
+            )
+        answer = reply(done.execution)
+        return ToolReply(
+            answer.content,
+            result=answer.result,
+            summary=answer.summary,
+            undo_id=undo_id,
+            undo_reason="" if undo_id else done.undo_reason,
         )
-    answer = reply(done.execution)
-    return ToolReply(
-        answer.content,
-        result=answer.result,
-        summary=answer.summary,
-        undo_id=undo_id,
-        undo_reason="" if undo_id else done.undo_reason,
-    )
 
 
 async def _run_dml(
