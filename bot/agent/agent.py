@@ -435,7 +435,8 @@ class Agent:
             raise AlreadyDecided(pending_id)
         complete, pending = claimed
         if not complete:
-            await record_pending(self.audit, pending, approver, "approved, awaiting more")
+            counted = f"approved ({len(pending.approvals)} of {self._required(pending)})"
+            await record_pending(self.audit, pending, approver, counted)
             return AwaitingApproval(pending)
         return pending
 

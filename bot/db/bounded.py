@@ -188,11 +188,21 @@ class _Transaction:
     ) -> None:
         assert change is not None and change.table is not None
         meta, table = capture.meta, change.table
+        changed = raw.affected_rows or 0
+        # The images must account for every row the server says changed: a LIMIT without
+        # ORDER BY, say, may pick other rows than the locking read did.
+        unaccounted = where + "the rows it changed are not the rows read before it ran"
         if change.kind == "DELETE":
+            if changed != len(capture.before):
+                self.reasons.append(unaccounted)
+                return
             self._keep(change, meta, capture.columns, capture.before, ())
             return
         if change.kind == "UPDATE":
             if not capture.before:
+                if changed:
+                    self.reasons.append(unaccounted)
+                    return
                 self._keep(change, meta, capture.columns, (), ())
                 return
             positions = [_position(capture.columns, k) for k in meta.key]
@@ -201,6 +211,9 @@ class _Transaction:
             ordered = _by_key(after, meta.key, keys)
             if ordered is None:
                 self.reasons.append(where + "its rows could not be read back by key")
+                return
+            if changed != sum(b != a for b, a in zip(capture.before, ordered, strict=True)):
+                self.reasons.append(unaccounted)
                 return
             self._keep(change, meta, capture.columns, capture.before, ordered)
             return
