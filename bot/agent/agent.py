@@ -251,6 +251,7 @@ class Agent:
             created_at=time.time(),
             reason=outcome.reason,
             kind=DIRECT,
+            impact=outcome.impact,
             required=self.settings.approvals.required_for(Environment(outcome.environment)),
         )
         await self.store.put(PENDING, pending.id, pending.to_json())

@@ -270,6 +270,7 @@ class Runner:
             requester=self.requester.user_id,
             created_at=time.time(),
             reason=approval.reason,
+            impact=approval.impact,
             required=self.parts.settings.approvals.required_for(Environment(approval.environment)),
         )
         # The pending record first: a crash between the two writes leaves a record whose

@@ -58,11 +58,11 @@ class PendingApproval:
     reason: str = ""  # the guard's words: why this statement needs an approver
     # "tool_call": the model's paused execute_query; "direct": a person's Run button, which
     # resumes no model run.
-    # "undo": the inverse of an approved change, asked for with its Undo button.
     kind: str = "tool_call"
-    impact: Impact | None = None  # what the card states; it bounds the execution
+    impact: Impact | None = None  # what the change will touch, measured before the card
     # Four eyes: who has approved so far (distinct, in click order), how many must, and the
-    # scope each chose (a thread grant needs every approver to choose it).
+    # scope each chose (a thread grant needs every approver to choose it). kind "undo": the
+    # inverse of an approved change, asked for with its Undo button.
     approvals: tuple[str, ...] = ()
     required: int = 1
     scopes: tuple[str, ...] = ()
@@ -76,8 +76,8 @@ class PendingApproval:
     def from_json(cls, data: dict[str, Any]) -> PendingApproval:
         # Fields added later have defaults, so records written before them still load.
         fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
-        if fields.get("impact") is not None:
-            fields["impact"] = Impact.from_json(fields["impact"])
+        impact = fields.get("impact")
+        fields["impact"] = None if impact is None else Impact.from_json(impact)
         for name in ("approvals", "scopes"):
             fields[name] = tuple(fields.get(name) or ())
         return cls(**fields)
