@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.config import DatabaseConfig, Environment, Settings
@@ -18,6 +18,7 @@ from bot.config import DatabaseConfig, Environment, Settings
 if TYPE_CHECKING:
     # Imported where used: `dbagent` names what is missing before loading the heavy parts.
     from bot.agent import Agent, ModelClient, Skills
+    from bot.agent.outcomes import Interrupted
     from bot.db import DatabaseRegistry
     from bot.state.store import StateStore
 
@@ -29,6 +30,9 @@ class App:
     databases: DatabaseRegistry
     model: ModelClient
     agent: Agent
+    # Approved changes a previous process was cut off in (never re-run): the adapter tells
+    # their threads what happened.
+    interrupted: list[Interrupted] = field(default_factory=list)
 
     async def close(self) -> None:
         """Close what was opened, last built first."""
@@ -58,7 +62,7 @@ async def build_app(
     recover: bool = True,
 ) -> App:
     """Build every part. `databases` narrows the configured ones (the console's --database);
-    `recover` marks runs a previous process left running as interrupted."""
+    `recover` settles what a previous process left running (see `App.interrupted`)."""
     from bot.agent import Agent, Skills, build_model_client
     from bot.db import DatabaseRegistry
 
@@ -77,7 +81,7 @@ async def build_app(
     app = App(settings, opened_store, registry, model, agent)
     if recover:
         try:
-            await agent.recover()
+            app.interrupted = list(await agent.recover())
         except BaseException:
             await app.close()
             raise

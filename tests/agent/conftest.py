@@ -15,6 +15,7 @@ from bot.app import App, build_app
 from bot.config import ConnectionTarget, Mode
 from bot.db import DatabaseRegistry
 from bot.state.audit import AuditLog
+from bot.state.executions import Executions
 from bot.state.grants import Grants
 from bot.state.store import StateStore
 from tests.agent.support import (
@@ -110,5 +111,6 @@ async def tool_context(
         skills=Skills.load(),
         grants=Grants(store, settings.limits),
         audit=AuditLog(store),
+        executions=Executions(store),
     )
     await registry.close()
