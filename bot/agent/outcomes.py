@@ -28,6 +28,9 @@ class QueryResult:
     columns: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     truncated: bool
+    # The chart the model asked for ({type, x, y, title?}), checked against these columns;
+    # the adapter draws it from `rows`, never from numbers the model wrote.
+    chart: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -40,6 +43,7 @@ class QueryResult:
             columns=tuple(data["columns"]),
             rows=tuple(tuple(row) for row in data["rows"]),
             truncated=bool(data["truncated"]),
+            chart=data.get("chart"),
         )
 
 

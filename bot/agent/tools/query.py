@@ -24,6 +24,7 @@ from bot.agent.tools.base import (
     dumps,
     table,
 )
+from bot.agent.tools.chart import ChartSpec, chart_problem
 from bot.db.types import DbError, Execution
 from bot.guard import NeedsApproval, Refused, decide
 from bot.sql.risk import Classification
@@ -39,6 +40,15 @@ class QueryParameters(Parameters):
     )
     limit: int | None = Field(
         default=None, ge=1, description="Most rows to return (default 50, at most 1000)."
+    )
+    chart: ChartSpec | None = Field(
+        default=None,
+        description=(
+            "Optional: also draw the result as a chart for the person, from its own rows. "
+            "x is the label column, y the numeric columns (one series each). Charts hold "
+            "at most 20 points (6 slices for a pie): aggregate in SQL (GROUP BY, ORDER BY "
+            "… LIMIT) so the result fits."
+        ),
     )
 
 
@@ -77,19 +87,25 @@ async def _record_execution(audit: _Audit, classification: Classification, run: 
         )
 
 
-def _reply(database: str, sql: str, run: Execution, capped_at: int | None) -> ToolReply:
-    note = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
+def _reply(
+    database: str, sql: str, run: Execution, capped_at: int | None, chart: ChartSpec | None
+) -> ToolReply:
+    note: dict[str, Any] = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
     result = run.last_result
     if result is not None:
         summary = f"{_plural(result.row_count, 'row')} returned" + (
             " (truncated)" if result.truncated else ""
         )
+        problem = chart_problem(chart, result.columns, result.rows) if chart else None
+        if problem is not None:
+            note["chart"] = f"not drawn: {problem}"
         query_result = QueryResult(
             database=database,
             sql=sql,
             columns=result.columns,
             rows=result.rows,
             truncated=result.truncated,
+            chart=chart.to_json() if chart is not None and problem is None else None,
         )
         return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
     affected = sum(outcome.affected_rows or 0 for outcome in run.outcomes)
@@ -144,7 +160,8 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
         return ToolReply(text, summary=text)
     await _record_execution(audit, classification, run)
-    return _reply(args.database, args.sql, run, limits.max_rows if wanted > limit else None)
+    capped = limits.max_rows if wanted > limit else None
+    return _reply(args.database, args.sql, run, capped, args.chart)
 
 
 QUERY_TOOLS = (
