@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.agent.outcomes import QueryResult
-from bot.slack.result_blocks import (
-    answer_blocks,
+from bot.slack.blocks.result_table import (
     chart_block,
     result_message,
     table_block,
@@ -149,9 +148,3 @@ def test_without_the_chart_block_the_table_stays_and_says_why() -> None:
     kinds = [b["type"] for b in message["blocks"]]
     assert "data_visualization" not in kinds and "table" in kinds
     assert_valid_message(message)
-
-
-def test_the_answer_is_a_markdown_block() -> None:
-    (block,) = answer_blocks("## Orders\n\n| a | b |\n|---|---|\n| 1 | 2 |")
-    assert block["type"] == "markdown"
-    assert_valid_message({"text": "Orders", "blocks": [block]})

@@ -29,6 +29,7 @@ CHART_MAX_POINTS = 20
 PIE_MAX_SEGMENTS = 6
 CHARTS_PER_MESSAGE = 2
 SQL_CONTEXT_CHARS = 600
+DEFAULT_PREVIEW_ROWS = 20  # [slack] preview_rows
 
 
 def _cut(text: str, limit: int) -> str:
@@ -103,6 +104,12 @@ def sql_context(sql: str) -> Block:
         "type": "context",
         "elements": [{"type": "mrkdwn", "text": strings.RESULT_SQL.format(sql=shown)}],
     }
+
+
+def file_title(result: QueryResult) -> str:
+    """The CSV's title: "shop-staging — 50 rows (truncated)"."""
+    marker = " (truncated)" if result.truncated else ""
+    return f"{result.database} — {strings.plural(len(result.rows), 'row')}{marker}"
 
 
 def context_line(text: str) -> Block:
@@ -219,9 +226,3 @@ def result_message(
     blocks.append(sql_context(result.sql))
     fallback = f"{result.database} — {strings.plural(len(result.rows), 'row')}"
     return {"text": mrkdwn.escape(fallback), "blocks": blocks}
-
-
-def answer_blocks(text: str) -> list[Block]:
-    """The model's answer as a `markdown` block (standard Markdown: headings, lists,
-    tables and code render as written); the caller keeps it within 12,000 characters."""
-    return [{"type": "markdown", "text": text}]
