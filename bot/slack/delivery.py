@@ -32,6 +32,7 @@ from bot.slack.blocks.result_table import DEFAULT_PREVIEW_ROWS, result_message
 from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
+    from bot.slack.live import LiveProgress
     from bot.slack.open_messages import OpenMessage
     from bot.slack.proposals import Proposals
     from bot.slack.services import Services
@@ -182,7 +183,7 @@ Poster = Callable[[Outcome], Awaitable[Delivered]]
 async def answer_in_thread(
     services: Services,
     thread: Thread,
-    status: StatusLine,
+    status: StatusLine | LiveProgress,
     run: Awaitable[Outcome | None],
     *,
     what: str,

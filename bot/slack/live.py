@@ -22,12 +22,12 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack import mrkdwn, strings
+from bot.slack import strings
+from bot.slack.blocks.working import working_message
 from bot.slack.sessions import Thread
 
 log = logging.getLogger(__name__)
 
-STOP_RUN = "stop_run"
 STREAM_TEXT_LIMIT = 12_000
 # Errors that say "not here, not now or later": anything else (rate limits, a hiccup)
 # only sends this one run down the fallback path.
@@ -83,44 +83,49 @@ class Capabilities:
             self._no_status[team] = error
 
 
+@dataclass
+class _Turn:
+    asker: str
+    stopped_by: str | None = None
+
+
+class RunningTurns:
+    """The turn each session is running now: who asked (they may stop it) and, once
+    someone clicked Stop, who."""
+
+    def __init__(self) -> None:
+        self._turns: dict[str, _Turn] = {}
+
+    def begin(self, session_id: str, asker: str) -> None:
+        self._turns[session_id] = _Turn(asker)
+
+    def end(self, session_id: str) -> None:
+        self._turns.pop(session_id, None)
+
+    def asker(self, session_id: str) -> str | None:
+        turn = self._turns.get(session_id)
+        return None if turn is None else turn.asker
+
+    def mark_stopped(self, session_id: str, by: str | None) -> None:
+        turn = self._turns.get(session_id)
+        if turn is not None:
+            turn.stopped_by = by
+
+    def stopped_by(self, session_id: str) -> str | None:
+        turn = self._turns.get(session_id)
+        return None if turn is None else turn.stopped_by
+
+
 def _error_of(exc: BaseException) -> str:
     if isinstance(exc, SlackApiError):
         return str(exc.response.get("error") or "unknown_error")
     return type(exc).__name__
 
 
-def stop_button(session_id: str) -> dict[str, Any]:
-    return {
-        "type": "button",
-        "action_id": STOP_RUN,
-        "text": {"type": "plain_text", "text": strings.STOP_BUTTON, "emoji": True},
-        "style": "danger",
-        "value": session_id,
-        "confirm": {
-            "title": {"type": "plain_text", "text": strings.STOP_CONFIRM_TITLE},
-            "text": {"type": "mrkdwn", "text": strings.STOP_CONFIRM_TEXT},
-            "confirm": {"type": "plain_text", "text": strings.STOP_BUTTON},
-            "deny": {"type": "plain_text", "text": "Keep going"},
-        },
-    }
-
-
-def working_message(line: str, session_id: str | None) -> dict[str, Any]:
-    """The status message: what the run is doing and, while it can be stopped, Stop."""
-    text = f":hourglass_flowing_sand: {mrkdwn.escape(line)}"
-    blocks: list[dict[str, Any]] = [
-        {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
-    ]
-    if session_id is not None:
-        blocks.append(
-            {"type": "actions", "block_id": "working", "elements": [stop_button(session_id)]}
-        )
-    return {"text": text, "blocks": blocks}
-
-
 @dataclass
 class _Wanted:
     line: str = strings.WORKING
+    note: str = strings.WORKING  # the latest line given to `show`
     steps: dict[str, Step] = field(default_factory=dict)
 
 
@@ -179,6 +184,7 @@ class LiveProgress:
     async def show(self, line: str, *, at_once: bool = False) -> None:
         """A line for the working message only ("Queued: …"), not a step."""
         self._wanted.line = line
+        self._wanted.note = line
         if at_once:
             self._grace_s = 0.0
         self._kick()
@@ -216,10 +222,13 @@ class LiveProgress:
             if self._assistant and line != self._status_line:
                 await self._set_status(line)
                 changed = True
+            # Streamed, the steps are in the stream: the working message keeps the words
+            # given to `show` ("Queued: …", "Working on it…") and its Stop button.
+            shown = self._wanted.note if self._streaming else line
             if (self._working_ts is None and (self._stoppable or not self._streaming)) or (
-                not self._streaming and line != self._shown_line
+                self._working_ts is not None and shown != self._shown_line
             ):
-                await self._post_working(line)
+                await self._post_working(shown)
                 changed = True
             if not changed:
                 return
@@ -278,8 +287,7 @@ class LiveProgress:
             self._caps.refuse_status(self._thread.team, _error_of(exc))
 
     async def _post_working(self, line: str) -> None:
-        shown = line if not self._streaming else strings.WORKING
-        message = working_message(shown, self._thread.session_id if self._stoppable else None)
+        message = working_message(line, self._thread.session_id if self._stoppable else None)
         try:
             if self._working_ts is None:
                 response = await self._client.chat_postMessage(
@@ -339,6 +347,9 @@ class LiveProgress:
             await self._client.chat_stopStream(
                 channel=self._thread.channel, ts=self._stream_ts, chunks=self._pending_chunks()
             )
+
+    async def clear(self) -> None:
+        await self.close()
 
     async def close(self) -> None:
         """Remove the working message (and its Stop button); clear the status line."""

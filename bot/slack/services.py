@@ -14,6 +14,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.agent.outcomes import PendingApproval, Question
 from bot.config import Settings
 from bot.slack.approvers import Approvers
+from bot.slack.live import Capabilities, RunningTurns
 from bot.slack.open_messages import OpenMessages
 from bot.slack.proposals import Proposals
 from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues
@@ -42,6 +43,8 @@ class Services:
     open_cards: OpenMessages[PendingApproval] = field(default_factory=lambda: OpenMessages(_id))
     open_questions: OpenMessages[Question] = field(default_factory=lambda: OpenMessages(_id))
     status_grace_s: float = STATUS_GRACE_S
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    turns: RunningTurns = field(default_factory=RunningTurns)
 
     @classmethod
     def create(

@@ -43,22 +43,16 @@ STOP_CONFIRM_TEXT = (
     "The run is cancelled and a statement still running on the database is killed. "
     "Nothing more runs for this request."
 )
+STOP_KEEP_GOING = "Keep going"
 STOPPED_BY = "Stopped by {who}. Nothing more runs for this request; ask again when you are ready."
 STOP_NOT_YOURS = (
     "Only the person who asked, or an approver, can stop this request. "
     "Ask {asker} if it should stop."
 )
-STOP_TOO_LATE = "This request had already finished; there was nothing to stop."
+STOP_TOO_LATE = "Nothing was running to stop: this request has finished (or not started yet)."
 
-# -- steps shown while a run works (task_update titles) -----------------------------------
-STEP_LIST_DATABASES = "Listing the databases"
-STEP_LIST_TABLES = "Listing tables of {database}"
-STEP_COLUMNS = "Reading columns of `{table}`"
-STEP_SAMPLE = "Looking at sample rows of `{table}`"
-STEP_QUERY = "Running query on {database}"
-STEP_EXPLAIN = "Checking the query plan on {database}"
+# -- steps shown while a run works (task_update titles come from the agent) --------------
 STEP_APPROVAL = "Waiting for approval"
-STEP_THINKING = "Thinking"
 
 # -- results ------------------------------------------------------------------------------
 RESULT_ROWS = "{database} — {rows}"

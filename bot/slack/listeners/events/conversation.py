@@ -8,11 +8,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.outcomes import Outcome
-from bot.slack import delivery
+from bot.agent.outcomes import AwaitingApproval, Failed, Outcome
+from bot.ask.sql_blocks import find_sql_blocks
+from bot.slack import delivery, strings
+from bot.slack.blocks.working import stopped_message
+from bot.slack.live import LiveProgress
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
-from bot.slack.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
@@ -94,7 +96,13 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     if not question:
         await delivery.post_text(client, thread, HELP)
         return
-    status = StatusLine(client, thread, grace_s=services.status_grace_s)
+    status = LiveProgress(
+        client,
+        thread,
+        services.capabilities,
+        recipient=incoming.user,
+        grace_s=services.status_grace_s,
+    )
 
     async def job() -> None:
         await run_turn(services, incoming, question, status)
@@ -104,10 +112,11 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
 
 
 async def run_turn(
-    services: Services, incoming: Incoming, question: str, status: StatusLine
+    services: Services, incoming: Incoming, question: str, status: LiveProgress
 ) -> None:
     thread = incoming.thread
     await status.show(WORKING)
+    services.turns.begin(thread.session_id, incoming.user)
 
     async def run() -> Outcome:
         requester = await services.users.requester(incoming.user)
@@ -117,9 +126,43 @@ async def run_turn(
             question,
             requester=requester,
             mode=mode,
-            progress=status.show,
+            progress=status,
         )
 
-    await delivery.answer_in_thread(
-        services, thread, status, run(), what="run", replier=incoming.user
+    async def post(outcome: Outcome) -> delivery.Delivered:
+        return await post_streamed(services, thread, status, outcome)
+
+    try:
+        await delivery.answer_in_thread(
+            services, thread, status, run(), what="run", replier=incoming.user, poster=post
+        )
+    finally:
+        services.turns.end(thread.session_id)
+
+
+async def post_streamed(
+    services: Services, thread: Thread, status: LiveProgress, outcome: Outcome
+) -> delivery.Delivered:
+    """End the run's stream with the answer's text (unless its SQL blocks need Run
+    buttons, which only a posted message carries), then post the rest as usual. A
+    stopped run says who stopped it, and nothing else."""
+    stopped_by = services.turns.stopped_by(thread.session_id)
+    if stopped_by is not None:
+        await status.fail(strings.STOPPED_BY.format(who=strings.person(stopped_by)))
+        await delivery.post(services.client, thread, stopped_message(stopped_by))
+        return delivery.Delivered()
+    if isinstance(outcome, Failed):
+        await status.fail(outcome.message)
+        shown = False
+    else:
+        proposes_sql = bool(find_sql_blocks(outcome.text, services.proposals.names))
+        waiting = strings.STEP_APPROVAL if isinstance(outcome, AwaitingApproval) else None
+        shown = await status.finish("" if proposes_sql else outcome.text, waiting=waiting)
+    return await delivery.deliver(
+        services.client,
+        thread,
+        outcome,
+        proposals=services.proposals,
+        preview_rows=services.settings.slack.preview_rows,
+        text_shown=shown,
     )

@@ -43,8 +43,11 @@ def status_lines(harness: SlackHarness) -> list[str]:
     ]
 
 
-async def test_a_slow_run_shows_progress_while_tools_run(harness: SlackHarness) -> None:
+async def test_where_streaming_is_refused_a_slow_run_shows_progress_in_a_status_line(
+    harness: SlackHarness,
+) -> None:
     services_of_app(harness.app).status_grace_s = 0.1
+    harness.slack.fail_next("chat.startStream", "unknown_method")
     harness.model.script(
         Turn(tool_calls=(call("list_tables", {"database": STAGING}),), delay_s=0.3),
         Turn(text="Done.", delay_s=0.3),

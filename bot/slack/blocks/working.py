@@ -1,0 +1,44 @@
+"""The working message of a run: what it is doing, and a Stop button while it can stop."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.slack import mrkdwn, strings
+
+STOP_RUN = "stop_run"
+
+
+def stop_button(session_id: str) -> dict[str, Any]:
+    return {
+        "type": "button",
+        "action_id": STOP_RUN,
+        "text": {"type": "plain_text", "text": strings.STOP_BUTTON, "emoji": True},
+        "style": "danger",
+        "value": session_id,
+        "confirm": {
+            "title": {"type": "plain_text", "text": strings.STOP_CONFIRM_TITLE},
+            "text": {"type": "mrkdwn", "text": strings.STOP_CONFIRM_TEXT},
+            "confirm": {"type": "plain_text", "text": strings.STOP_BUTTON},
+            "deny": {"type": "plain_text", "text": strings.STOP_KEEP_GOING},
+        },
+    }
+
+
+def working_message(line: str, session_id: str | None) -> dict[str, Any]:
+    """The status message: what the run is doing and, while it can be stopped, Stop."""
+    text = f":hourglass_flowing_sand: {mrkdwn.escape(line)}"
+    blocks: list[dict[str, Any]] = [
+        {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
+    ]
+    if session_id is not None:
+        blocks.append(
+            {"type": "actions", "block_id": "working", "elements": [stop_button(session_id)]}
+        )
+    return {"text": text, "blocks": blocks}
+
+
+def stopped_message(by: str) -> dict[str, Any]:
+    """The thread's note that a run was stopped, and by whom (a mention)."""
+    text = f":octagonal_sign: {strings.STOPPED_BY.format(who=strings.person(by))}"
+    return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}
