@@ -27,9 +27,10 @@ from bot.slack import delivery
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
 from bot.slack.clicks import Click, tell_clicker
+from bot.slack.live import LiveProgress
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
-from bot.slack.status_line import StatusLine
+from bot.slack.streamed import deliver_streamed
 from bot.state.grants import GrantScope
 
 log = logging.getLogger(__name__)
@@ -85,7 +86,13 @@ async def decide(
     services: Services, click: Click, thread: Thread, pending: PendingApproval
 ) -> None:
     client = services.client
-    status = StatusLine(client, thread, grace_s=services.status_grace_s)
+    status = LiveProgress(
+        client,
+        thread,
+        services.capabilities,
+        recipient=pending.requester,
+        grace_s=services.status_grace_s,
+    )
 
     async def on_decided(decision: ApprovalDecision) -> None:
         services.open_cards.forget(thread.session_id, decision.pending.id)
@@ -107,14 +114,14 @@ async def decide(
         try:
             if click.action_id == DENY:
                 return await services.agent.deny(
-                    click.value, approver=click.user, progress=status.show, on_decided=on_decided
+                    click.value, approver=click.user, progress=status, on_decided=on_decided
                 )
             await status.show("Running the approved change…")
             return await services.agent.approve(
                 click.value,
                 approver=click.user,
                 scope=SCOPES[click.action_id],
-                progress=status.show,
+                progress=status,
                 on_decided=on_decided,
             )
         except ApprovalExpired:
@@ -128,4 +135,13 @@ async def decide(
             await tell_clicker(services, click, ALREADY_DECIDED)
             return None
 
-    await delivery.answer_in_thread(services, thread, status, run(), what="decision")
+    async def post(outcome: Outcome) -> delivery.Delivered:
+        return await deliver_streamed(services, thread, status, outcome)
+
+    services.turns.begin(thread.session_id, pending.requester)
+    try:
+        await delivery.answer_in_thread(
+            services, thread, status, run(), what="decision", poster=post
+        )
+    finally:
+        services.turns.end(thread.session_id)

@@ -8,13 +8,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.outcomes import AwaitingApproval, Failed, Outcome
-from bot.ask.sql_blocks import find_sql_blocks
-from bot.slack import delivery, strings
-from bot.slack.blocks.working import stopped_message
+from bot.agent.outcomes import Outcome
+from bot.slack import delivery
 from bot.slack.live import LiveProgress
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
+from bot.slack.streamed import deliver_streamed
 
 log = logging.getLogger(__name__)
 
@@ -130,7 +129,7 @@ async def run_turn(
         )
 
     async def post(outcome: Outcome) -> delivery.Delivered:
-        return await post_streamed(services, thread, status, outcome)
+        return await deliver_streamed(services, thread, status, outcome)
 
     try:
         await delivery.answer_in_thread(
@@ -138,31 +137,3 @@ async def run_turn(
         )
     finally:
         services.turns.end(thread.session_id)
-
-
-async def post_streamed(
-    services: Services, thread: Thread, status: LiveProgress, outcome: Outcome
-) -> delivery.Delivered:
-    """End the run's stream with the answer's text (unless its SQL blocks need Run
-    buttons, which only a posted message carries), then post the rest as usual. A
-    stopped run says who stopped it, and nothing else."""
-    stopped_by = services.turns.stopped_by(thread.session_id)
-    if stopped_by is not None:
-        await status.fail(strings.STOPPED_BY.format(who=strings.person(stopped_by)))
-        await delivery.post(services.client, thread, stopped_message(stopped_by))
-        return delivery.Delivered()
-    if isinstance(outcome, Failed):
-        await status.fail(outcome.message)
-        shown = False
-    else:
-        proposes_sql = bool(find_sql_blocks(outcome.text, services.proposals.names))
-        waiting = strings.STEP_APPROVAL if isinstance(outcome, AwaitingApproval) else None
-        shown = await status.finish("" if proposes_sql else outcome.text, waiting=waiting)
-    return await delivery.deliver(
-        services.client,
-        thread,
-        outcome,
-        proposals=services.proposals,
-        preview_rows=services.settings.slack.preview_rows,
-        text_shown=shown,
-    )
