@@ -45,6 +45,7 @@ class Services:
     status_grace_s: float = STATUS_GRACE_S
     capabilities: Capabilities = field(default_factory=Capabilities)
     turns: RunningTurns = field(default_factory=RunningTurns)
+    workspace: dict[str, str] = field(default_factory=dict)  # what auth.test said, cached
 
     @classmethod
     def create(
