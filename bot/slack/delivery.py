@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 SLACK_ERRORS = (SlackApiError, SlackClientError, OSError, TimeoutError)
 # Results posted per answer; more would bury the thread (the model saw them all).
 MAX_RESULTS = 10
-UNEXPECTED = "Sorry, something went wrong while answering; the details are in the bot's log."
+UNEXPECTED = strings.UNEXPECTED
 
 
 async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) -> str | None:

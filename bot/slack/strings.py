@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import re
 
+from bot import guard
 from bot.slack import mrkdwn
 
 _USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
 _GROUP_ID = re.compile(r"^S[A-Z0-9]{2,}$")
-_BARE_ID = re.compile(r"(?<![<@^\w])([UW][A-Z0-9]{6,})(?![\w>|])")
+# A Slack user ID standing alone: U or W, then capitals and digits, at least one digit
+# (so words such as UNSIGNED stay words).
+_BARE_ID = re.compile(r"(?<![<@^\w])([UW](?=[A-Z]*\d)[A-Z0-9]{6,})(?![\w>|])")
 
 
 def person(user: str) -> str:
@@ -34,6 +37,17 @@ def mention_ids(text: str) -> str:
 def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"
 
+
+# -- a conversation -----------------------------------------------------------------------
+HELP = (
+    "Hi! Ask me about your databases in plain words, for example: "
+    "_which tables hold orders on shop-staging?_"
+)
+QUEUED = "Queued: I'll get to this when I'm done with the request before it."
+TOO_LONG = (
+    "That message is too long for me ({length:,} characters; the limit is {limit:,}). "
+    "Please shorten it and ask again."
+)
 
 # -- working on it, stopping ----------------------------------------------------------
 WORKING = "Working on it…"
@@ -85,12 +99,16 @@ CHART_NOT_NUMERIC = "`{column}` is not a number in every row"
 PRODUCTION_READ_ONLY = (
     "Production is read-only for dbagent. Here is the SQL for your change process:"
 )
-REFUSED_RUN = "{who}, this was not run: {reason}"
+TRANSACTION_CONTROL_REFUSED = (
+    "dbagent runs each approved statement on its own, so BEGIN, COMMIT and ROLLBACK are "
+    "not run. Send the change as plain statements and it goes to an approver."
+)
+NOT_RUN = "Nothing was run."
+REFUSED_RUN = ":no_entry: {who}, this was not run. {reason}"
 UNEXPECTED = (
     "Something went wrong on my side while answering, and nothing more ran. "
     "Ask again; if it keeps happening, the details are in the bot's log."
 )
-DENIED_BY = "Denied by {who}; the change was not run."
 
 # -- App Home -----------------------------------------------------------------------------
 HOME_TITLE = "dbagent"
@@ -114,6 +132,20 @@ PROMPT_TABLES = "What tables are on {database}?"
 PROMPT_RECENT = "Show the 10 most recent rows of the biggest table on {database}"
 PROMPT_HELP = "What can you do?"
 PROMPT_HELP_TEXT = "What can you do, and which databases can you reach?"
+
+
+def refusal(reason: str) -> str:
+    """The guard's refusal (written for the model) in words for the person who clicked:
+    what happened and what they can do. Plain text; escape it for mrkdwn."""
+    if reason == guard.PRODUCTION_WRITE:
+        return PRODUCTION_READ_ONLY
+    if reason == guard.TRANSACTION_CONTROL:
+        return TRANSACTION_CONTROL_REFUSED
+    text = reason.removeprefix("Blocked:").removeprefix("Error:").strip()
+    text = text[:1].upper() + text[1:]
+    if text and not text.endswith((".", "!", "?", ":")):
+        text += "."
+    return f"{text} {NOT_RUN}".strip()
 
 
 def age(seconds: float) -> str:

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.outcomes import Outcome
-from bot.slack import delivery
+from bot.slack import delivery, strings
 from bot.slack.live import LiveProgress
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
@@ -17,12 +17,9 @@ from bot.slack.streamed import deliver_streamed
 
 log = logging.getLogger(__name__)
 
-HELP = (
-    "Hi! Ask me about your databases in plain words, for example: "
-    "_which tables hold orders on shop-staging?_"
-)
-QUEUED = "Queued: I'll get to this when I'm done with the request before it."
-WORKING = "Working on it…"
+HELP = strings.HELP
+QUEUED = strings.QUEUED
+WORKING = strings.WORKING
 
 _LINK = re.compile(r"<((?:https?://|mailto:)[^|>]+)(?:\|[^>]*)?>")
 
@@ -88,8 +85,7 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
         await delivery.post_error(
             client,
             thread,
-            f"That message is too long for me ({len(question):,} characters; the limit is "
-            f"{limit:,}). Please shorten it and ask again.",
+            strings.TOO_LONG.format(length=len(question), limit=limit),
         )
         return
     if not question:
