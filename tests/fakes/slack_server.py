@@ -603,6 +603,31 @@ def _views_publish(server: FakeSlack, args: JsonObject) -> JsonObject:
     return {"view": {**view, "id": f"VHOME{args['user_id']}"}}
 
 
+def refuse_block_type(server: FakeSlack, block_type: str) -> None:
+    """From now on, messages holding a block of `block_type` get invalid_blocks (a
+    workspace or surface that does not take that block)."""
+    server.__dict__.setdefault("_refused_block_types", set()).add(block_type)
+
+
+def _refusing(method: str) -> Callable[[FakeSlack, JsonObject], JsonObject]:
+    accept = _HANDLERS[method]
+
+    def handler(server: FakeSlack, args: JsonObject) -> JsonObject:
+        refused = server.__dict__.get("_refused_block_types") or set()
+        blocks = args.get("blocks") or []
+        if isinstance(blocks, list) and any(b.get("type") in refused for b in blocks):
+            return {"ok": False, "error": "invalid_blocks"}
+        return accept(server, args)
+
+    return handler
+
+
+_HANDLERS.update(
+    {
+        "chat.postMessage": _refusing("chat.postMessage"),
+        "files.completeUploadExternal": _refusing("files.completeUploadExternal"),
+    }
+)
 _HANDLERS.update(
     {
         name: _safely(handler)
