@@ -70,9 +70,10 @@ STEP_APPROVAL = "Waiting for approval"
 
 # -- results ------------------------------------------------------------------------------
 RESULT_ROWS = "{database} — {rows}"
-RESULT_TRUNCATED = "{rows} fetched; the query had more (add a filter or an aggregate to see all)"
-RESULT_FIRST_ROWS = "first {shown} shown, every fetched row is in the CSV"
-RESULT_FIRST_COLUMNS = "first {shown} of {total} columns shown; all are in the CSV"
+RESULT_TRUNCATED = "first {rows} (the query had more: add a filter or an aggregate to see all)"
+RESULT_SHOWING = "Showing {what}; the CSV has every fetched row and column."
+RESULT_SHOWN_ROWS = "{shown} rows"
+RESULT_SHOWN_COLUMNS = "{shown} of {total} columns"
 RESULT_NO_ROWS = "{database} — no rows"
 RESULT_SQL = "SQL: `{sql}`"
 CSV_FAILED = (
@@ -94,6 +95,10 @@ CHART_NOT_POSITIVE = "a pie needs values above zero and `{column}` holds {value}
 CHART_NULL = "`{column}` has empty (NULL) values; a chart needs a number for every point"
 CHART_LABELS_COLLIDE = "two labels of `{column}` look the same once cut to {limit} characters"
 CHART_NOT_NUMERIC = "`{column}` is not a number in every row"
+CHART_SCALES_DIFFER = (
+    "{small} and {large} differ too much in size to share one axis ({low:g} against "
+    "{high:g}); ask for a chart of each"
+)
 
 # -- refusals and errors ------------------------------------------------------------------
 PRODUCTION_READ_ONLY = (
@@ -119,6 +124,7 @@ HOME_INTRO = (
 )
 HOME_EXAMPLE = "For example: _@dbagent how many orders are pending on {database}?_"
 HOME_DATABASES = "Databases you can ask about"
+HOME_READ_ONLY = "read-only for dbagent"
 HOME_NO_DATABASES = "No databases are configured yet: add them to dbagent.toml."
 HOME_WAITING = "Waiting for your approval"
 HOME_NOTHING_WAITING = "Nothing is waiting for your approval."

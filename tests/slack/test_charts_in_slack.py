@@ -8,8 +8,10 @@ from tests.fakes.slack_server import Message, refuse_block_type
 from tests.slack.block_limits import assert_valid_message
 from tests.slack.conftest import CHANNEL, STAGING, SlackHarness
 
-BY_STATUS = "SELECT status, COUNT(*) AS orders, SUM(total) AS revenue FROM orders GROUP BY status"
-CHART = {"type": "bar", "x": "status", "y": ["orders", "revenue"], "title": "Orders by status"}
+BY_STATUS = (
+    "SELECT status, SUM(total) AS revenue, MAX(total) AS biggest FROM orders GROUP BY status"
+)
+CHART = {"type": "bar", "x": "status", "y": ["revenue", "biggest"], "title": "Revenue by status"}
 
 
 def script_chart(harness: SlackHarness, chart: dict | None = CHART) -> None:
@@ -31,11 +33,11 @@ async def test_a_chart_is_drawn_from_the_result_rows(harness: SlackHarness) -> N
     message = result_message(harness, thread_ts)
     assert_valid_message({"text": message.text or "x", "blocks": message.blocks})
     (chart,) = [b for b in message.blocks if b["type"] == "data_visualization"]
-    assert chart["title"] == "Orders by status"
+    assert chart["title"] == "Revenue by status"
     series = {s["name"]: [p["value"] for p in s["data"]] for s in chart["chart"]["series"]}
     # The shop has one paid (20.00), two pending (5.50 + 12.00), one shipped (99.99).
     assert chart["chart"]["axis_config"]["categories"] == ["paid", "pending", "shipped"]
-    assert series == {"orders": [1, 2, 1], "revenue": [20.0, 17.5, 99.99]}
+    assert series == {"revenue": [20.0, 17.5, 99.99], "biggest": [20.0, 12.0, 99.99]}
     assert message.files  # the CSV is attached to the same message
 
 

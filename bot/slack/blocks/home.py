@@ -75,6 +75,8 @@ def _database(database: DatabaseConfig) -> Block:
     environment = database.environment.value
     icon = _ENVIRONMENT_ICONS.get(environment, ":white_circle:")
     text = f"*{mrkdwn.escape(database.name)}* · {icon} {mrkdwn.escape(environment)}"
+    if environment == "production":
+        text += f" · {strings.HOME_READ_ONLY}"
     if database.description:
         text += f"\n{mrkdwn.escape(database.description)}"
     return _section(text)

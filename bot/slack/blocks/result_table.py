@@ -57,6 +57,12 @@ def _numeric_columns(result: QueryResult, rows: int) -> list[bool]:
     ]
 
 
+def _bold_cell(text: str) -> dict[str, Any]:
+    """A header cell: bold, so the header reads as one (Slack draws every row alike)."""
+    run = {"type": "text", "text": text, "style": {"bold": True}}
+    return {"type": "rich_text", "elements": [{"type": "rich_text_section", "elements": [run]}]}
+
+
 def table_block(result: QueryResult, preview_rows: int) -> Block:
     """The header and the first `preview_rows` rows (at most 99) of the first 20 columns;
     number columns right-aligned."""
@@ -64,10 +70,12 @@ def table_block(result: QueryResult, preview_rows: int) -> Block:
     width = min(len(result.columns), TABLE_MAX_COLUMNS)
     numeric = _numeric_columns(result, rows)[:width]
 
-    def line(cells: list[str]) -> list[dict[str, str]]:
+    def line(cells: list[str]) -> list[dict[str, Any]]:
         return [{"type": "raw_text", "text": text} for text in cells]
 
-    table_rows = [line([cell_text(name) for name in result.columns[:width]])]
+    table_rows: list[list[dict[str, Any]]] = [
+        [_bold_cell(cell_text(name)) for name in result.columns[:width]]
+    ]
     table_rows.extend(line([cell_text(cell) for cell in row[:width]]) for row in result.rows[:rows])
     settings: list[dict[str, Any]] = [
         {"align": "right"} if is_number else {"align": "left"} for is_number in numeric
@@ -76,24 +84,25 @@ def table_block(result: QueryResult, preview_rows: int) -> Block:
 
 
 def summary_line(result: QueryResult, preview_rows: int) -> str:
-    """ "*shop-staging* — 4 rows", with what was cut and how much there was: mrkdwn."""
+    """ "*shop-staging* — 4 rows", and on a second line what the table leaves out: mrkdwn."""
     count = len(result.rows)
-    database = mrkdwn.escape(result.database)
+    database = f"*{mrkdwn.escape(result.database)}*"
     if not result.columns or (count == 0 and not result.truncated):
-        return strings.RESULT_NO_ROWS.format(database=f"*{database}*")
+        return strings.RESULT_NO_ROWS.format(database=database)
     rows = strings.plural(count, "row")
     if result.truncated:
         rows = strings.RESULT_TRUNCATED.format(rows=rows)
-    notes = []
+    line = strings.RESULT_ROWS.format(database=database, rows=rows)
+    left_out = []
     shown = min(preview_rows, TABLE_MAX_ROWS - 1)
     if count > shown:
-        notes.append(strings.RESULT_FIRST_ROWS.format(shown=shown))
+        left_out.append(strings.RESULT_SHOWN_ROWS.format(shown=shown))
     if len(result.columns) > TABLE_MAX_COLUMNS:
-        notes.append(
-            strings.RESULT_FIRST_COLUMNS.format(shown=TABLE_MAX_COLUMNS, total=len(result.columns))
-        )
-    line = strings.RESULT_ROWS.format(database=f"*{database}*", rows=rows)
-    return " · ".join([line, *notes])
+        total = len(result.columns)
+        left_out.append(strings.RESULT_SHOWN_COLUMNS.format(shown=TABLE_MAX_COLUMNS, total=total))
+    if not left_out:
+        return line
+    return f"{line}\n{strings.RESULT_SHOWING.format(what=' and '.join(left_out))}"
 
 
 def sql_context(sql: str) -> Block:
@@ -140,6 +149,21 @@ def _values(result: QueryResult, column: str) -> list[int | float] | str:
     return values
 
 
+SCALE_RATIO = 20  # series whose largest values differ more cannot share one axis
+
+
+def _mixed_scales(series: list[tuple[str, list[int | float]]]) -> str | None:
+    """Why series of very different sizes (counts and money) would mislead on one axis:
+    the small one lies flat along the bottom."""
+    if len(series) < 2:
+        return None
+    peaks = [(max(abs(v) for v in values), name) for name, values in series]
+    (low, small), (high, large) = min(peaks), max(peaks)
+    if low > 0 and high / low <= SCALE_RATIO:
+        return None
+    return strings.CHART_SCALES_DIFFER.format(small=small, large=large, low=low, high=high)
+
+
 def chart_block(result: QueryResult) -> tuple[Block | None, str | None]:
     """The `data_visualization` block for the result's chart spec, or why there is none
     (a sentence for the person). (None, None) when no chart was asked for."""
@@ -172,6 +196,9 @@ def chart_block(result: QueryResult) -> tuple[Block | None, str | None]:
         if isinstance(values, str):
             return None, values
         series.append((column, values))
+    mixed = _mixed_scales(series)
+    if mixed is not None:
+        return None, mixed
     title = _cut(spec.title or f"{', '.join(spec.y)} by {spec.x}", CHART_TITLE_CHARS)
     if spec.type is ChartType.PIE:
         column, values = series[0]

@@ -32,8 +32,14 @@ def result(
 STATUSES = [("paid", 2, "25.50"), ("pending", 3, "17.50"), ("shipped", 1, "99.99")]
 
 
+def cell_text(cell: dict) -> str:
+    if cell["type"] == "rich_text":  # the header: bold text
+        return "".join(run["text"] for run in cell["elements"][0]["elements"])
+    return cell["text"]
+
+
 def texts(table: dict) -> list[list[str]]:
-    return [[cell["text"] for cell in row] for row in table["rows"]]
+    return [[cell_text(cell) for cell in row] for row in table["rows"]]
 
 
 def test_the_table_has_a_header_row_and_right_aligned_numbers() -> None:
@@ -70,7 +76,7 @@ def test_a_wide_result_shows_its_first_twenty_columns_and_says_so() -> None:
     message = result_message(wide, 20)
     table = next(b for b in message["blocks"] if b["type"] == "table")
     assert len(table["rows"][0]) == 20
-    assert "first 20 of 25 columns shown" in message["blocks"][0]["text"]["text"]
+    assert "Showing 20 of 25 columns; the CSV has every" in message["blocks"][0]["text"]["text"]
     assert_valid_message(message)
 
 
@@ -85,7 +91,7 @@ def test_each_result_says_its_sql_and_its_row_count() -> None:
 
 def test_a_truncated_result_says_the_query_had_more_rows() -> None:
     message = result_message(result(STATUSES, truncated=True), 20)
-    assert "3 rows fetched; the query had more" in message["blocks"][0]["text"]["text"]
+    assert "first 3 rows (the query had more" in message["blocks"][0]["text"]["text"]
 
 
 def test_database_names_and_sql_are_escaped_for_mrkdwn() -> None:
@@ -95,14 +101,15 @@ def test_database_names_and_sql_are_escaped_for_mrkdwn() -> None:
 
 
 BAR = {"type": "bar", "x": "status", "y": ["orders", "revenue"], "title": "Orders by status"}
+STATUSES_ONE_SCALE = [("paid", 20, "25.50"), ("pending", 30, "17.50"), ("shipped", 10, "99.99")]
 
 
 def test_a_bar_chart_is_drawn_from_the_rows_themselves() -> None:
-    block, refused = chart_block(result(STATUSES, chart=BAR))
+    block, refused = chart_block(result(STATUSES_ONE_SCALE, chart=BAR))
     assert refused is None and block is not None
     check_chart(block)
     series = {s["name"]: [p["value"] for p in s["data"]] for s in block["chart"]["series"]}
-    assert series == {"orders": [2, 3, 1], "revenue": [25.5, 17.5, 99.99]}
+    assert series == {"orders": [20, 30, 10], "revenue": [25.5, 17.5, 99.99]}
     assert block["chart"]["axis_config"]["categories"] == ["paid", "pending", "shipped"]
 
 
@@ -129,6 +136,7 @@ def test_a_pie_chart_has_one_segment_per_row() -> None:
         ([("a", None, 1)], BAR, {}, "NULL"),
         ([("a" * 25 + "1", 1, 1), ("a" * 25 + "2", 2, 2)], BAR, {}, "look the same"),
         ([("a", "many", 1)], BAR, {}, "not a number"),
+        (STATUSES, BAR, {}, "differ too much in size"),  # 3 orders would lie flat by 99.99
     ],
 )
 def test_a_chart_that_cannot_be_drawn_faithfully_is_refused_with_the_reason(
@@ -144,7 +152,7 @@ def test_a_chart_that_cannot_be_drawn_faithfully_is_refused_with_the_reason(
 
 
 def test_without_the_chart_block_the_table_stays_and_says_why() -> None:
-    message = result_message(result(STATUSES, chart=BAR), 20, with_chart=False)
+    message = result_message(result(STATUSES_ONE_SCALE, chart=BAR), 20, with_chart=False)
     kinds = [b["type"] for b in message["blocks"]]
     assert "data_visualization" not in kinds and "table" in kinds
     assert_valid_message(message)
