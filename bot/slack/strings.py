@@ -59,6 +59,10 @@ STOP_CONFIRM_TEXT = (
 )
 STOP_KEEP_GOING = "Keep going"
 STOPPED_BY = "Stopped by {who}. Nothing more runs for this request; ask again when you are ready."
+STOPPED_WHILE_RUNNING = (
+    "stopped by {who} while it ran: the running statement was killed on the server and did "
+    "not finish. Check the data before running it again."
+)
 STOP_NOT_YOURS = (
     "Only the person who asked, or an approver, can stop this request. "
     "Ask {asker} if it should stop."

@@ -147,6 +147,9 @@ async def test_stop_during_a_sleep_kills_it_on_the_server_and_the_thread_says_wh
     assert note == [f":octagonal_sign: Stopped by <@{ASKER}>. " + note[0].split(". ", 1)[1]]
     await harness.idle()
     assert working_message(harness, thread_ts) is None  # the Stop button went with it
+    (card,) = harness.cards(thread_ts)
+    assert f"stopped by <@{ASKER}> while it ran" in str(card.blocks)
+    assert not any(b["type"] == "actions" for b in card.blocks)  # nothing left to click
 
     # The session goes on: the model hears who stopped the last run.
     harness.model.script(say("Anything else?"))
@@ -183,3 +186,23 @@ async def test_stop_after_the_run_ended_says_there_was_nothing_to_stop(
     await harness.press(kept, "stop_run", user=ASKER)
     (note,) = await harness.slack.wait_for(lambda: harness.slack.ephemerals(ASKER))
     assert "Nothing was running" in note.text
+
+
+async def test_a_run_that_waits_for_an_approver_ends_its_stream_with_that_step(
+    harness: SlackHarness,
+) -> None:
+    quick_status(harness)
+    change = "UPDATE orders SET status = 'paid' WHERE id = 11"
+    harness.model.script(
+        Turn(
+            tool_calls=(call("execute_query", {"database": STAGING, "sql": change}),),
+            delay_s=0.3,
+        )
+    )
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    await harness.wait_for_card(thread_ts)
+    (stream,) = await harness.slack.wait_for(
+        lambda: [s for s in streams(harness.slack) if s.stopped]
+    )
+    steps = list(stream.tasks().values())
+    assert steps[-1]["title"] == "Waiting for approval" and steps[-1]["status"] == "pending"

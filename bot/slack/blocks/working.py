@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.slack import mrkdwn, strings
+from bot.slack.blocks import approval_card
 
 STOP_RUN = "stop_run"
 
@@ -42,3 +45,13 @@ def stopped_message(by: str) -> dict[str, Any]:
     """The thread's note that a run was stopped, and by whom (a mention)."""
     text = f":octagonal_sign: {strings.STOPPED_BY.format(who=strings.person(by))}"
     return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}
+
+
+def stopped_card(
+    pending: PendingApproval, approver: str, scope: str, stopped_by: str
+) -> dict[str, Any]:
+    """The approval card of a change someone stopped while it ran: approved, then
+    stopped, by whom, and what that means for the data."""
+    said = strings.STOPPED_WHILE_RUNNING.format(who=stopped_by)  # a bare ID: made a mention
+    decision = ApprovalDecision(pending, approver, True, str(scope), said, time.time())
+    return approval_card.decided_card(decision)

@@ -26,6 +26,7 @@ from bot.agent.outcomes import (
 from bot.slack import delivery
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
+from bot.slack.blocks.working import stopped_card
 from bot.slack.clicks import Click, tell_clicker
 from bot.slack.live import LiveProgress
 from bot.slack.services import Services, services_of
@@ -94,7 +95,10 @@ async def decide(
         grace_s=services.status_grace_s,
     )
 
+    decided: list[ApprovalDecision] = []
+
     async def on_decided(decision: ApprovalDecision) -> None:
+        decided.append(decision)
         services.open_cards.forget(thread.session_id, decision.pending.id)
         card = approval_card.decided_card(decision)
         if not await delivery.update(client, click.channel, click.message_ts, card):
@@ -143,5 +147,9 @@ async def decide(
         await delivery.answer_in_thread(
             services, thread, status, run(), what="decision", poster=post
         )
+        stopper = services.turns.stopped_by(thread.session_id)
+        if stopper is not None and not decided and click.action_id != DENY:
+            card = stopped_card(pending, click.user, SCOPES[click.action_id], stopper)
+            await delivery.update(client, click.channel, click.message_ts, card)
     finally:
         services.turns.end(thread.session_id)
