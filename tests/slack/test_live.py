@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+from slack_sdk.models.messages.chunk import Chunk
+
 from bot.slack.app import services_of_app
 from tests.fakes.model_server import Turn, call, calls, say
 from tests.fakes.slack_server import TEAM_ID, Message, streams
@@ -46,6 +48,9 @@ async def test_a_slow_run_streams_its_steps_and_its_answer_into_one_message(
     await harness.idle()
     (stream,) = streams(harness.slack)
     assert (stream.recipient_user_id, stream.recipient_team_id) == (ASKER, TEAM_ID)
+    for chunk in stream.chunks:  # every chunk is one slack_sdk knows, with its fields
+        parsed = Chunk.parse(chunk)
+        assert parsed is not None and parsed.to_dict() == chunk
     tasks = stream.tasks()
     assert [t["title"] for t in tasks.values()] == [f"Listing tables in {STAGING}"]
     assert all(t["status"] == "complete" for t in tasks.values())

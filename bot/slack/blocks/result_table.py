@@ -4,8 +4,9 @@ count, and the chart the model asked for, drawn from the rows themselves.
 Slack's documented limits, kept here: a table holds 100 rows (header included) of at most
 20 cells; a `data_visualization` block has a title of 50 characters, 1–6 series (or 1–6
 pie segments) of at most 20 points, labels and series names of 20 characters, and a
-message carries at most two of them. What does not fit is cut and said so (tables) or
-refused with the reason (charts): a chart never shows part of a result as if it were all.
+message carries at most two of them (each result message here holds one). What does not
+fit is cut and said so (tables) or refused with the reason (charts): a chart never shows
+part of a result as if it were all.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ CHART_LABEL_CHARS = 20
 CHART_MAX_SERIES = 6
 CHART_MAX_POINTS = 20
 PIE_MAX_SEGMENTS = 6
-CHARTS_PER_MESSAGE = 2
 SQL_CONTEXT_CHARS = 600
 DEFAULT_PREVIEW_ROWS = 20  # [slack] preview_rows
 
