@@ -14,11 +14,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.agent.outcomes import PendingApproval, Question
 from bot.config import Settings
 from bot.slack.approvers import Approvers
-from bot.slack.live import Capabilities, RunningTurns
 from bot.slack.open_messages import OpenMessages
 from bot.slack.proposals import Proposals
 from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues
 from bot.slack.status_line import STATUS_GRACE_S
+from bot.slack.turns import Capabilities, RunningTurns
 from bot.slack.users import UserDirectory
 from bot.state.store import StateStore
 
