@@ -28,8 +28,8 @@ class QueryResult:
     columns: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     truncated: bool
-    # The chart the model asked for ({type, x, y, title?}), checked against these columns;
-    # the adapter draws it from `rows`, never from numbers the model wrote.
+    # The chart the model asked for ({type, x, y, title?}); the adapter draws it from
+    # `rows`, never from numbers the model wrote, or says why it cannot.
     chart: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:

@@ -66,3 +66,4 @@ async def test_a_chart_of_a_column_the_result_lacks_is_refused_to_the_model(
     assert "not drawn" in harness.model.new_tool_results()[0]
     message = result_message(harness, thread_ts)
     assert "data_visualization" not in [b["type"] for b in message.blocks]
+    assert "No chart: the chart names columns the result does not have" in str(message.blocks)

@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.db.types import Cell
 
 MAX_SERIES = 6  # more lines or bar groups than this cannot be told apart
+MAX_POINTS = 20  # x values a chart can label legibly
+MAX_SLICES = 6  # slices of a pie
 
 
 class ChartType(StrEnum):
@@ -70,10 +72,15 @@ def is_number(cell: Cell) -> bool:
 
 
 def chart_problem(
-    spec: ChartSpec, columns: tuple[str, ...], rows: tuple[tuple[Cell, ...], ...]
+    spec: ChartSpec,
+    columns: tuple[str, ...],
+    rows: tuple[tuple[Cell, ...], ...],
+    *,
+    truncated: bool = False,
 ) -> str | None:
     """Why this spec cannot be drawn from these rows, in words for the model; None when it
-    can. NULLs are allowed (drawn as gaps or left out); any other non-number is not."""
+    can. NULLs are allowed here (the adapter says whether it can draw them); any other
+    non-number is not."""
     missing = [name for name in (spec.x, *spec.y) if name not in columns]
     if missing:
         return (
@@ -86,6 +93,14 @@ def chart_problem(
         return "chart: y names the same column twice"
     if not rows:
         return "chart: the result has no rows to draw"
+    if truncated:
+        return "chart: the result was cut at the row limit, so a chart of it would be partial"
+    most = MAX_SLICES if spec.type is ChartType.PIE else MAX_POINTS
+    if len(rows) > most:
+        return (
+            f"chart: {len(rows)} rows are too many points (at most {most}); aggregate "
+            "(GROUP BY a coarser unit) or keep the top rows (ORDER BY … LIMIT)"
+        )
     for name in spec.y:
         index = columns.index(name)
         bad = next(

@@ -96,7 +96,11 @@ def _reply(
         summary = f"{_plural(result.row_count, 'row')} returned" + (
             " (truncated)" if result.truncated else ""
         )
-        problem = chart_problem(chart, result.columns, result.rows) if chart else None
+        problem = (
+            chart_problem(chart, result.columns, result.rows, truncated=result.truncated)
+            if chart
+            else None
+        )
         if problem is not None:
             note["chart"] = f"not drawn: {problem}"
         query_result = QueryResult(
@@ -105,7 +109,8 @@ def _reply(
             columns=result.columns,
             rows=result.rows,
             truncated=result.truncated,
-            chart=chart.to_json() if chart is not None and problem is None else None,
+            # Kept even when it cannot be drawn: the person is told why, the model too.
+            chart=chart.to_json() if chart is not None else None,
         )
         return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
     affected = sum(outcome.affected_rows or 0 for outcome in run.outcomes)

@@ -35,6 +35,27 @@ def test_a_chart_spec_is_checked_against_the_result(spec: dict, problem: str | N
 
 
 @pytest.mark.parametrize(
+    ("kind", "rows", "truncated", "problem"),
+    [
+        ("bar", 21, False, "21 rows are too many points (at most 20)"),  # aggregate first
+        ("pie", 7, False, "at most 6"),  # a pie of seven slices reads as noise
+        ("line", 20, False, None),  # twenty points fit
+        ("line", 5, True, "partial"),  # the rows are not all there is
+    ],
+)
+def test_a_chart_too_big_to_read_is_refused_so_the_model_can_aggregate(
+    kind: str, rows: int, truncated: bool, problem: str | None
+) -> None:
+    spec = ChartSpec.model_validate({"type": kind, "x": "day", "y": ["orders"]})
+    many = tuple((f"d{i}", i + 1, "x") for i in range(rows))
+    found = chart_problem(spec, COLUMNS, many, truncated=truncated)
+    if problem is None:
+        assert found is None
+    else:
+        assert found is not None and problem in found
+
+
+@pytest.mark.parametrize(
     ("cell", "number"),
     [
         (3, 3),
@@ -62,7 +83,7 @@ async def test_a_valid_chart_travels_on_the_result(tool_context: ToolContext) ->
     assert "chart" not in json.loads(reply.content)
 
 
-async def test_a_chart_on_a_missing_column_is_refused_to_the_model_and_not_drawn(
+async def test_a_chart_on_a_missing_column_is_refused_to_the_model(
     tool_context: ToolContext,
 ) -> None:
     sql = "SELECT id FROM events WHERE id <= 3"
@@ -70,6 +91,7 @@ async def test_a_chart_on_a_missing_column_is_refused_to_the_model_and_not_drawn
     reply = await reply_of(
         tool_context, "execute_query", {"database": STAGING, "sql": sql, "chart": chart}
     )
-    assert reply.result is not None and reply.result.chart is None
+    # The spec still travels, so the person's side can say why there is no chart.
+    assert reply.result is not None and reply.result.chart == chart
     assert "not drawn" in json.loads(reply.content)["chart"]
     assert json.loads(reply.content)["row_count"] == 3  # the rows still come back
