@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from bot.agent.outcomes import AwaitingApproval, Failed, Outcome
 from bot.ask.sql_blocks import find_sql_blocks
 from bot.slack import delivery, strings
+from bot.slack.blocks.common import person
 from bot.slack.blocks.working import stopped_message
 from bot.slack.live import LiveProgress
 from bot.slack.sessions import Thread
@@ -24,7 +25,7 @@ async def deliver_streamed(
     stopped run says who stopped it, and nothing else."""
     stopped_by = services.turns.stopped_by(thread.session_id)
     if stopped_by is not None:
-        await status.fail(strings.STOPPED_BY.format(who=strings.person(stopped_by)))
+        await status.fail(strings.STOPPED_BY.format(who=person(stopped_by)))
         await delivery.post(services.client, thread, stopped_message(stopped_by))
         return delivery.Delivered()
     if isinstance(outcome, Failed):

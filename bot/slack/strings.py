@@ -3,7 +3,7 @@
 Each says what happened and what the reader can do next; people appear as mentions
 (`<@U…>`, `<!subteam^S…>`), never as bare IDs. Text the model reads stays in the tool
 results (bot/agent); these are for people only. Templates take already-escaped mrkdwn
-where they say so; `person` and `mention` produce safe mrkdwn themselves.
+where they say so; people are formatted by `blocks.common.person`.
 """
 
 from __future__ import annotations
@@ -13,20 +13,9 @@ import re
 from bot import guard
 from bot.slack import mrkdwn
 
-_USER_ID = re.compile(r"^[UW][A-Z0-9]{2,}$")
-_GROUP_ID = re.compile(r"^S[A-Z0-9]{2,}$")
 # A Slack user ID standing alone: U or W, then capitals and digits, at least one digit
 # (so words such as UNSIGNED stay words).
 _BARE_ID = re.compile(r"(?<![<@^\w])([UW](?=[A-Z]*\d)[A-Z0-9]{6,})(?![\w>|])")
-
-
-def person(user: str) -> str:
-    """A Slack user or user-group ID as a mention; anything else (a console user) as text."""
-    if _USER_ID.match(user):
-        return f"<@{user}>"
-    if _GROUP_ID.match(user):
-        return f"<!subteam^{user}>"
-    return mrkdwn.escape(user) or "someone"
 
 
 def mention_ids(text: str) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 from bot.agent.outcomes import PendingApproval
 from bot.config import DatabaseConfig
 from bot.slack import mrkdwn, strings
+from bot.slack.blocks.common import person
 from bot.slack.sessions import Thread
 
 Block = dict[str, Any]
@@ -56,7 +57,7 @@ def _card(card: WaitingCard, now: float) -> list[Block]:
     line = strings.HOME_CARD_LINE.format(
         database=mrkdwn.escape(pending.database),
         environment=mrkdwn.escape(pending.environment),
-        who=strings.person(pending.requester),
+        who=person(pending.requester),
         age=strings.age(max(0.0, now - pending.created_at)),
         sql=sql_head(pending.sql),
     )

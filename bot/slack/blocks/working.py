@@ -8,6 +8,7 @@ from typing import Any
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.slack import mrkdwn, strings
 from bot.slack.blocks import approval_card
+from bot.slack.blocks.common import person
 
 STOP_RUN = "stop_run"
 
@@ -43,7 +44,7 @@ def working_message(line: str, session_id: str | None) -> dict[str, Any]:
 
 def stopped_message(by: str) -> dict[str, Any]:
     """The thread's note that a run was stopped, and by whom (a mention)."""
-    text = f":octagonal_sign: {strings.STOPPED_BY.format(who=strings.person(by))}"
+    text = f":octagonal_sign: {strings.STOPPED_BY.format(who=person(by))}"
     return {"text": text, "blocks": [{"type": "section", "text": {"type": "mrkdwn", "text": text}}]}
 
 

@@ -15,6 +15,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.slack import strings
+from bot.slack.blocks.common import person
 from bot.slack.blocks.working import STOP_RUN
 from bot.slack.clicks import Click, first_time, tell_clicker
 from bot.slack.services import Services, services_of
@@ -46,9 +47,7 @@ async def stop(services: Services, click: Click) -> None:
         await tell_clicker(services, click, strings.STOP_TOO_LATE)
         return
     if click.user != asker and not await services.approvers.allows(click.user):
-        await tell_clicker(
-            services, click, strings.STOP_NOT_YOURS.format(asker=strings.person(asker))
-        )
+        await tell_clicker(services, click, strings.STOP_NOT_YOURS.format(asker=person(asker)))
         return
     services.turns.mark_stopped(session_id, click.user)
     if not await services.agent.stop(session_id, by=click.user):
