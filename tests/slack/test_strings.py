@@ -24,18 +24,6 @@ def test_bare_user_ids_become_mentions(text: str, shown: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("user", "shown"),
-    [
-        ("U0ASKER1", "<@U0ASKER1>"),
-        ("S0ONCALL", "<!subteam^S0ONCALL>"),
-        ("ada <x>", "ada &lt;x&gt;"),
-    ],
-)
-def test_people_and_groups_are_mentions(user: str, shown: str) -> None:
-    assert strings.person(user) == shown
-
-
-@pytest.mark.parametrize(
     ("reason", "words"),
     [
         (guard.PRODUCTION_WRITE, "Production is read-only for dbagent"),  # what to do: the SQL
