@@ -78,7 +78,7 @@ class LiveProgress:
         capabilities: Capabilities,
         *,
         recipient: str,
-        stoppable: bool = True,
+        stoppable: bool = False,
         grace_s: float = 1.0,
     ) -> None:
         self._client = client
@@ -90,7 +90,7 @@ class LiveProgress:
         self._assistant = thread.channel.startswith("D")
         self._wanted = _Wanted()
         self._sent_steps: dict[str, tuple[str, str, str | None]] = {}
-        self._shown_line: str | None = None
+        self._shown_line: tuple[str, bool] | None = None  # the line, and whether Stop was on it
         self._status_line: str | None = None
         self._stream_ts: str | None = None
         self._streaming = capabilities.streams(thread.team)
@@ -117,6 +117,12 @@ class LiveProgress:
         self._wanted.note = line
         if at_once:
             self._grace_s = 0.0
+        self._kick()
+
+    def allow_stop(self) -> None:
+        """The run has started: from now on the working message carries Stop (a queued
+        request's would stop the run before it)."""
+        self._stoppable = True
         self._kick()
 
     def _line_as_step(self, line: str) -> None:
@@ -155,8 +161,10 @@ class LiveProgress:
             # Streamed, the steps are in the stream: the working message keeps the words
             # given to `show` ("Queued: …", "Working on it…") and its Stop button.
             shown = self._wanted.note if self._streaming else line
-            if (self._working_ts is None and (self._stoppable or not self._streaming)) or (
-                self._working_ts is not None and shown != self._shown_line
+            # Streamed, a working message is only worth posting for Stop or a note.
+            wanted = self._stoppable or not self._streaming or shown != strings.WORKING
+            if (self._working_ts is None and wanted) or (
+                self._working_ts is not None and (shown, self._stoppable) != self._shown_line
             ):
                 await self._post_working(shown)
                 changed = True
@@ -230,7 +238,7 @@ class LiveProgress:
                 )
         except _SLACK_ERRORS as exc:
             log.warning("working message not updated: %s", exc)
-        self._shown_line = line
+        self._shown_line = (line, self._stoppable)
 
     # -- the end ------------------------------------------------------------------------
     async def finish(self, text: str = "", *, waiting: str | None = None) -> bool:

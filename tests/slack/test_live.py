@@ -211,3 +211,23 @@ async def test_a_run_that_waits_for_an_approver_ends_its_stream_with_that_step(
     )
     steps = list(stream.tasks().values())
     assert steps[-1]["title"] == "Waiting for approval" and steps[-1]["status"] == "pending"
+
+
+async def test_a_queued_request_offers_stop_only_once_it_runs(harness: SlackHarness) -> None:
+    quick_status(harness)
+    harness.model.script(Turn(text="Slow first.", delay_s=0.5), say("Then second."))
+    thread_ts, _ = await harness.mention("first")
+    await harness.slack.wait_for(lambda: harness.model.requests)
+    await harness.message("second", thread_ts=thread_ts)
+    await harness.slack.wait_for(lambda: "Then second." in harness.texts(thread_ts))
+    await harness.idle()
+    queued = next(
+        c for c in harness.slack.calls_to("chat.postMessage") if "Queued" in c.args["text"]
+    )
+    assert [b["type"] for b in queued.args["blocks"]] == ["context"]  # no Stop while queued
+    offered = [
+        c
+        for c in harness.slack.calls_to("chat.update")
+        if c.at > queued.at and "stop_run" in str(c.args.get("blocks"))
+    ]
+    assert offered  # once its run had begun, the same message gained Stop

@@ -143,6 +143,7 @@ async def decide(
         return await deliver_streamed(services, thread, status, outcome)
 
     services.turns.begin(thread.session_id, pending.requester)
+    status.allow_stop()
     try:
         await delivery.answer_in_thread(
             services, thread, status, run(), what="decision", poster=post

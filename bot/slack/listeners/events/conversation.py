@@ -112,6 +112,7 @@ async def run_turn(
     thread = incoming.thread
     await status.show(WORKING)
     services.turns.begin(thread.session_id, incoming.user)
+    status.allow_stop()
 
     async def run() -> Outcome:
         requester = await services.users.requester(incoming.user)
