@@ -264,6 +264,20 @@ REACH_TABLE = [
     ("CALL p()", server(routines=(routine("p", "COMMIT"),)), Refused, "transaction", "COMMIT"),
     (
         "CALL p()",
+        server(routines=(routine("p", "INSERT INTO t SELECT user FROM mysql.user"),)),
+        Refused,
+        "reads mysql.user (through procedure shop.p)",
+        "a body's reads are confined like the statement's",
+    ),
+    (
+        "UPDATE t SET a = 1",
+        server(triggers=(trigger("t", "UPDATE", "INSERT INTO log SELECT id FROM other.x"),)),
+        Refused,
+        "reads other.x",
+        "so are a trigger's",
+    ),
+    (
+        "CALL p()",
         server(routines=(routine("p", "SET GLOBAL max_connections = 1"),)),
         Refused,
         "beyond this database",
