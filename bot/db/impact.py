@@ -134,13 +134,7 @@ async def _statement(
     explained = await _explain(database, built, budget, notes)
     rows, count = await _count(database, built, explained, budget, notes)
     columns, preview = await _preview(database, built, budget, notes)
-    if explained.full_scan_rows is not None and explained.full_scan_rows >= LARGE_TABLE_ROWS:
-        notes.append(
-            f"a full scan of about {explained.full_scan_rows:,} rows of {explained.table}: "
-            "it reads, and locks, every one of them"
-        )
-    if count is RowCount.UP_TO and kind in ("REPLACE", "INSERT"):
-        notes.append("the server reports a replaced or updated row as two affected rows")
+    notes.extend(_warnings(explained, count, kind))
     undo, undo_reason = _undo(built, keys, rows, count, approvals)
     return StatementImpact(
         statement.text,
@@ -157,6 +151,18 @@ async def _statement(
         notes=tuple(notes),
         **reached,
     )
+
+
+def _warnings(explained: _Explained, count: RowCount, kind: str) -> list[str]:
+    warnings = []
+    if explained.full_scan_rows is not None and explained.full_scan_rows >= LARGE_TABLE_ROWS:
+        warnings.append(
+            f"a full scan of about {explained.full_scan_rows:,} rows of {explained.table}: "
+            "it reads, and locks, every one of them"
+        )
+    if count is RowCount.UP_TO and kind in ("REPLACE", "INSERT"):
+        warnings.append("the server reports a replaced or updated row as two affected rows")
+    return warnings
 
 
 def _reached_fields(found: Reached) -> dict[str, Any]:

@@ -20,6 +20,9 @@ included (bot.sql.routines.classify_routine_body); a body the account cannot rea
 that runs dynamic SQL, controls transactions or holds what the classifier cannot judge,
 reaches the whole server (`TableRef("*", "*")`), which the guard refuses.
 
+The snapshot's types, the walk over them and the reads that fill them live in one module
+because they change together: a new kind of object the server holds needs all three.
+
 information_schema.TRIGGERS lists only triggers on tables the account holds the TRIGGER
 privilege for, so an account without it on the schema (globally or for the schema) cannot
 tell "no triggers" from "none it may see": `triggers_visible` is False and the guard
