@@ -11,7 +11,7 @@ import pytest
 from bench.datasets import connect, recreate_schema, schema_url
 from bot.config import Approvals, Limits
 from bot.db import Database, DatabaseRegistry
-from bot.db.impact import DDL_NO_UNDO, measure
+from bot.db.impact import DDL_NO_UNDO, measure, misread
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 from bot.db.reach import look_up
 from bot.sql.risk import classify
@@ -211,3 +211,20 @@ async def test_an_insert_select_shows_the_first_rows_it_would_add(db: Database) 
     measured = await only(db, "INSERT INTO notes SELECT status FROM orders WHERE id <= 11")
     assert measured.preview_columns == ("status",)
     assert measured.preview_rows == (("pending",),) * 5
+
+
+MODES = [
+    # (sql_mode, counting queries are trusted, why)
+    ("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION", True, "default"),
+    ("", True, "no mode at all"),
+    ("PIPES_AS_CONCAT", False, "|| would be concatenation, not OR"),
+    ("ANSI_QUOTES", False, '"x" would be a name, not a string'),
+    ("STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES", False, "backslashes would be plain characters"),
+    ("HIGH_NOT_PRECEDENCE", False, "NOT a BETWEEN … would bind differently"),
+    ("oracle", False, "another dialect altogether, whatever the case"),
+]
+
+
+@pytest.mark.parametrize(("sql_mode", "trusted", "why"), MODES, ids=[r[-1] for r in MODES])
+def test_counting_queries_run_only_where_the_server_reads_them_as_built(sql_mode, trusted, why):
+    assert (misread(sql_mode) == "") is trusted, why
