@@ -208,6 +208,8 @@ def _after_reading_changes(judged: list[tuple[Statement, bool]]) -> tuple[Statem
     """Every statement after one that changes how the server reads SQL text (SET sql_mode,
     SET NAMES, …) was judged under the wrong reading: it is at least a write and reaches
     the whole server (the guard refuses it). Such a SET runs on its own, or last."""
+    if not any(changes_reading for _, changes_reading in judged[:-1]):
+        return tuple(statement for statement, _ in judged)  # the common case
     statements: list[Statement] = []
     changed = False
     for statement, changes_reading in judged:

@@ -134,11 +134,19 @@ def _query(piece: Piece, first: str, depth: int) -> Verdict:
 
 def _show(piece: Piece, first: str, depth: int) -> Verdict:
     verdict = judge_show(piece)
-    verdict.add_reads(_show_reads(tokenize(piece, limit=12)))  # enough for any SHOW … FROM
     upper = piece.masked.upper()
+    words = upper.split(None, 4)[1:4]
+    if words[:1] == ["PROCESSLIST"] or words[:2] == ["FULL", "PROCESSLIST"]:
+        verdict.add_reads([_PROCESSLIST])  # the commonest SHOW with reads, without tokens
+    elif _SHOW_READS_HINT.search(upper):
+        verdict.add_reads(_show_reads(tokenize(piece, limit=12)))  # enough for any SHOW
     if "SELECT" in upper:
         verdict.add_reads(subquery_reads(piece, upper))  # SHOW … WHERE x IN (SELECT …)
     return verdict
+
+
+# A SHOW without one of these words reads only server metadata (names, settings, counters).
+_SHOW_READS_HINT = re.compile(r"\b(?:FROM|IN|CREATE|CODE|PROCESSLIST|EVENTS|GRANTS|FOR)\b")
 
 
 # SHOW forms naming a table (or a database, then a whole schema) after FROM/IN.
