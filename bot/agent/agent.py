@@ -15,8 +15,6 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from bot.agent.loop import (
-    PENDING,
-    QUESTIONS,
     OnDecided,
     Parts,
     Runner,
@@ -46,9 +44,7 @@ from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
 from bot.agent.tools.query import QueryParameters, execute_query
 from bot.config import Mode, Settings
 from bot.db.types import DbError
-from bot.state.audit import AuditLog
-from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore, Table
+from bot.state import GrantScope, State
 
 if TYPE_CHECKING:
     from bot.db import DatabaseRegistry
@@ -90,19 +86,19 @@ class Agent:
         self,
         *,
         settings: Settings,
-        store: StateStore,
+        state: State,
         databases: DatabaseRegistry,
         model: ModelClient,
         skills: Skills,
     ) -> None:
         self.settings = settings
-        self.store = store
-        self.sessions = Sessions(store)
-        self.audit = AuditLog(store)
-        self.grants = Grants(store, settings.limits)
+        self.state = state
+        self.sessions = Sessions(state.sessions)
+        self.audit = state.audit
+        self.grants = state.grants
         self._parts = Parts(
             settings=settings,
-            store=store,
+            state=state,
             sessions=self.sessions,
             databases=databases,
             model=model,
@@ -188,7 +184,7 @@ class Agent:
             )
 
     async def question(self, question_id: str) -> Question | None:
-        data = await self.store.get(QUESTIONS, question_id)
+        data = await self.state.questions.get(question_id)
         return None if data is None else Question.from_json(data)
 
     async def run_statement(
@@ -222,11 +218,11 @@ class Agent:
             reason=outcome.reason,
             kind=DIRECT,
         )
-        await self.store.put(PENDING, pending.id, pending.to_json())
+        await self.state.pending.add(pending.to_json())
         return AwaitingApproval(pending)
 
     async def pending(self, pending_id: str) -> PendingApproval | None:
-        data = await self.store.get(PENDING, pending_id)
+        data = await self.state.pending.get(pending_id)
         return None if data is None else PendingApproval.from_json(data)
 
     async def session(self, session_id: str) -> Session | None:
@@ -237,17 +233,15 @@ class Agent:
         approval stay as they are: their pending records are in the store, and a click
         resumes them here."""
 
-        def mark(table: Table) -> int:
-            count = 0
-            for key, data in table.items():
-                if data.get("status") == SessionStatus.RUNNING.value:
-                    data["status"] = SessionStatus.INTERRUPTED.value
-                    data["last_error"] = INTERRUPTED
-                    table[key] = data
-                    count += 1
-            return count
-
-        count = await self.store.transact("sessions", mark)
+        count = 0
+        for session_id in await self.sessions.running():
+            session = await self.sessions.load(session_id)
+            if session is None or session.status is not SessionStatus.RUNNING:
+                continue
+            session.status = SessionStatus.INTERRUPTED
+            session.last_error = INTERRUPTED
+            await self.sessions.save(session)
+            count += 1
         if count:
             log.info("%d session(s) were interrupted by a restart", count)
 
@@ -260,7 +254,7 @@ class Agent:
         progress: Progress | None,
         on_decided: OnDecided | None,
     ) -> Outcome:
-        record = await self.store.get(PENDING, pending_id)
+        record = await self.state.pending.get(pending_id)
         if record is None:
             raise AlreadyDecided(pending_id)
         if time.time() - float(record.get("created_at") or 0) > self.settings.limits.approval_ttl_s:
@@ -270,7 +264,7 @@ class Agent:
             return await self._decide_direct(pending_id, approver, scope, on_decided)
         async with self._locks.hold(record["session_id"]):
             # The claim: exactly one click gets the record; a second one finds it gone.
-            claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+            claimed = await self.state.pending.claim(pending_id)
             if claimed is None:
                 raise AlreadyDecided(pending_id)
             pending = PendingApproval.from_json(claimed)
@@ -289,7 +283,7 @@ class Agent:
     async def _expire(self, pending_id: str) -> None:
         """An undecided approval past its lifetime: drop it, tell the audit log, and answer
         the paused call (if any) so the thread can go on."""
-        claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+        claimed = await self.state.pending.claim(pending_id)
         if claimed is None:
             return
         pending = PendingApproval.from_json(claimed)
@@ -318,7 +312,7 @@ class Agent:
         value: str,
         progress: Progress | None,
     ) -> Outcome:
-        claimed = await self.store.transact(QUESTIONS, lambda table: table.pop(question.id))
+        claimed = await self.state.questions.claim(question.id)
         call = find_call(session.messages, question.tool_call_id)
         if claimed is None or call is None:
             raise AlreadyDecided(question.id)
@@ -354,7 +348,7 @@ class Agent:
         scope: GrantScope | None,
         on_decided: OnDecided | None,
     ) -> Outcome:
-        claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+        claimed = await self.state.pending.claim(pending_id)
         if claimed is None:
             raise AlreadyDecided(pending_id)
         pending = PendingApproval.from_json(claimed)
@@ -384,7 +378,7 @@ class Agent:
         pending_call = None
         pending_id = session.pending_id
         if pending_id is not None:
-            record = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+            record = await self.state.pending.claim(pending_id)
             if record is not None:
                 pending = PendingApproval.from_json(record)
                 pending_call = pending.tool_call_id
@@ -392,7 +386,7 @@ class Agent:
         question_call = None
         question_id = session.question_id
         if question_id is not None:
-            record = await self.store.transact(QUESTIONS, lambda table: table.pop(question_id))
+            record = await self.state.questions.claim(question_id)
             if record is not None:
                 question_call = record["tool_call_id"]
         superseding = session.status in (

@@ -47,17 +47,15 @@ from bot.agent.tools import (
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall
 from bot.config import Mode, Settings
+from bot.state import State
 from bot.state.audit import AuditLog
 from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore
 
 if TYPE_CHECKING:
     from bot.db import DatabaseRegistry
 
 log = logging.getLogger(__name__)
 
-PENDING = "pending"
-QUESTIONS = "questions"
 Wait = PendingApproval | Question  # what a paused run waits for
 OnDecided = Callable[[ApprovalDecision], Awaitable[None]]
 
@@ -67,7 +65,7 @@ class Parts:
     """What every run shares."""
 
     settings: Settings
-    store: StateStore
+    state: State
     sessions: Sessions
     databases: DatabaseRegistry
     model: ModelClient
@@ -270,7 +268,7 @@ class Runner:
         )
         # The pending record first: a crash between the two writes leaves a record whose
         # session does not point at it, which a click reports as already decided.
-        await self.parts.store.put(PENDING, pending.id, pending.to_json())
+        await self.parts.state.pending.add(pending.to_json())
         self.session.status = SessionStatus.AWAITING_APPROVAL
         self.session.pending_id = pending.id
         await self.save()
@@ -287,7 +285,7 @@ class Runner:
             requester=self.requester.user_id,
             created_at=time.time(),
         )
-        await self.parts.store.put(QUESTIONS, question.id, question.to_json())
+        await self.parts.state.questions.add(question.to_json())
         self.session.status = SessionStatus.AWAITING_REPLY
         self.session.question_id = question.id
         await self.save()

@@ -23,6 +23,7 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 from aiohttp import web
+from bot.state.store import StateStore
 from slack_bolt.async_app import AsyncApp
 
 from bench.datasets import connect
@@ -31,7 +32,6 @@ from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.state.store import StateStore
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView

@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from bot.state.store import StateStore
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import DatabaseConfig
 from bot.slack import blocks, mrkdwn, replies, run_blocks
 from bot.slack.proposals import ANSWERS, MAX_WITH_BUTTONS, Proposals
 from bot.slack.sessions import Thread
-from bot.state.store import StateStore
 from tests.fakes.slack_server import FakeSlack
 from tests.slack.conftest import BOT_TOKEN
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues, Thread, session_id
 from bot.state.store import StateStore
+
+from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues, Thread, session_id
 
 
 def test_a_session_id_is_team_channel_and_thread() -> None:

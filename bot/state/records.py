@@ -1,0 +1,138 @@
+"""Records kept by id until used or too old: pending approvals, questions, proposals.
+
+`RecordTable` is the storage both backends give those three repositories: put, get, an
+atomic `pop` (the claim: of two racing callers exactly one gets the record), a `patch` of
+some fields, and pruning by age.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from abc import ABC, abstractmethod
+from typing import Literal
+
+from redis.asyncio.client import Pipeline
+
+from bot.state.codec import Record, decode, encode
+from bot.state.redis_db import RedisDb
+from bot.state.sqlite_db import SqliteDb
+
+Kind = Literal["pending", "questions", "proposals"]
+
+
+class RecordTable(ABC):
+    kind: Kind
+
+    @abstractmethod
+    async def put(self, record_id: str, created_at: float, record: Record) -> None: ...
+
+    @abstractmethod
+    async def get(self, record_id: str) -> Record | None: ...
+
+    @abstractmethod
+    async def pop(self, record_id: str) -> Record | None: ...
+
+    @abstractmethod
+    async def patch(self, record_id: str, fields: Record) -> bool: ...
+
+    @abstractmethod
+    async def prune(self, created_before: float, limit: int) -> int: ...
+
+
+class SqliteRecordTable(RecordTable):
+    def __init__(self, db: SqliteDb, kind: Kind) -> None:
+        self._db = db
+        self.kind = kind  # one of three fixed names: safe to put in the SQL text
+
+    async def put(self, record_id: str, created_at: float, record: Record) -> None:
+        text = encode(record)
+        await self._db.write(
+            lambda c: c.execute(
+                f"INSERT OR REPLACE INTO {self.kind} (id, created_at, data) VALUES (?, ?, ?)",
+                (record_id, created_at, text),
+            )
+        )
+
+    async def get(self, record_id: str) -> Record | None:
+        row = await self._db.read(
+            lambda c: c.execute(
+                f"SELECT data FROM {self.kind} WHERE id = ?", (record_id,)
+            ).fetchone()
+        )
+        return None if row is None else decode(row[0], f"{self.kind}/{record_id}")
+
+    async def pop(self, record_id: str) -> Record | None:
+        row = await self._db.write(
+            lambda c: c.execute(
+                f"DELETE FROM {self.kind} WHERE id = ? RETURNING data", (record_id,)
+            ).fetchone()
+        )
+        return None if row is None else decode(row[0], f"{self.kind}/{record_id}")
+
+    async def patch(self, record_id: str, fields: Record) -> bool:
+        def update(connection: sqlite3.Connection) -> bool:
+            row = connection.execute(
+                f"SELECT data FROM {self.kind} WHERE id = ?", (record_id,)
+            ).fetchone()
+            if row is None:
+                return False
+            record = {**decode(row[0], f"{self.kind}/{record_id}"), **fields}
+            connection.execute(
+                f"UPDATE {self.kind} SET data = ? WHERE id = ?", (encode(record), record_id)
+            )
+            return True
+
+        return await self._db.write(update)
+
+    async def prune(self, created_before: float, limit: int) -> int:
+        return await self._db.write(
+            lambda c: (
+                c.execute(
+                    f"DELETE FROM {self.kind} WHERE id IN "
+                    f"(SELECT id FROM {self.kind} WHERE created_at < ? LIMIT ?)",
+                    (created_before, limit),
+                ).rowcount
+            )
+        )
+
+
+class RedisRecordTable(RecordTable):
+    """One string key per record, expiring after its retention (none when kept forever)."""
+
+    def __init__(self, db: RedisDb, kind: Kind, lifetime_s: float | None) -> None:
+        self._db = db
+        self.kind = kind
+        self._lifetime_ms = None if lifetime_s is None else max(1, int(lifetime_s * 1000))
+
+    def _key(self, record_id: str) -> str:
+        return self._db.key(self.kind, record_id)
+
+    async def put(self, record_id: str, created_at: float, record: Record) -> None:
+        text = encode(record)
+        await self._db.run(lambda c: c.set(self._key(record_id), text, px=self._lifetime_ms))
+
+    async def get(self, record_id: str) -> Record | None:
+        text = await self._db.run(lambda c: c.get(self._key(record_id)))
+        return None if text is None else decode(text, f"{self.kind}/{record_id}")
+
+    async def pop(self, record_id: str) -> Record | None:
+        text = await self._db.run(lambda c: c.getdel(self._key(record_id)))
+        return None if text is None else decode(text, f"{self.kind}/{record_id}")
+
+    async def patch(self, record_id: str, fields: Record) -> bool:
+        key = self._key(record_id)
+
+        async def update(pipe: Pipeline) -> bool:
+            # WATCH: the write is dropped (and retried) if the record changed meanwhile.
+            text = await pipe.get(key)
+            if text is None:
+                return False
+            record = {**decode(text, f"{self.kind}/{record_id}"), **fields}
+            pipe.multi()
+            pipe.set(key, encode(record), keepttl=True, xx=True)
+            return True
+
+        return await self._db.run(lambda c: c.transaction(update, key, value_from_callable=True))
+
+    async def prune(self, created_before: float, limit: int) -> int:
+        return 0  # keys expire by themselves
