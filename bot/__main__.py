@@ -11,7 +11,7 @@ import os
 import sys
 
 from bot.config import ConfigError
-from bot.state.store import StateError
+from bot.state import StateError
 
 USAGE = """usage: python -m bot [serve | console [--mode agent|ask] [--database NAME] |
                      audit [--since 2024-05-01T00:00|1h|2d] [--json]]"""
