@@ -184,7 +184,11 @@ class SqliteDb:
 
     async def _submit(self, function: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, function, *args)
+        try:
+            future = loop.run_in_executor(self._executor, function, *args)
+        except RuntimeError:  # the executor is shut down
+            raise StateError(f"state store {self.path} is closed") from None
+        return await future
 
     async def read(self, job: Job[T]) -> T:
         return await self._submit(self._run, job, False)
@@ -251,6 +255,6 @@ class SqliteDb:
                 self._connection = None
             self._lock.release()
 
-        with contextlib.suppress(RuntimeError):  # already shut down
+        with contextlib.suppress(StateError):  # closed already
             await self._submit(close_sync)
         self._executor.shutdown(wait=True)

@@ -23,7 +23,6 @@ from urllib.parse import urlencode
 import aiohttp
 import pytest
 from aiohttp import web
-from bot.state.store import StateStore
 from slack_bolt.async_app import AsyncApp
 
 from bench.datasets import connect
@@ -32,6 +31,7 @@ from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
+from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
@@ -173,7 +173,7 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
-        self.store: StateStore | None = None
+        self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
         self.app: AsyncApp | None = None
@@ -183,12 +183,14 @@ class SlackHarness:
         self.url = ""
 
     async def start(self) -> SlackHarness:
-        self.store = await StateStore.open(self.state_dir)
+        self.state = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state_dir})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         self.model_client = build_model_client(self.settings)
         self.agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.state,
             databases=self.registry,
             model=self.model_client,
             skills=Skills.load(),
@@ -196,7 +198,7 @@ class SlackHarness:
         await self.agent.recover()
         self.session = aiohttp.ClientSession()
         client = make_client(self.settings, session=self.session)
-        self.app = build_app(self.settings, self.agent, self.store, client)
+        self.app = build_app(self.settings, self.agent, self.state, client)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
@@ -212,9 +214,9 @@ class SlackHarness:
             await self.model_client.close()
         if self.registry is not None:
             await self.registry.close()
-        if self.store is not None:
-            await self.store.close()
-        self.app = self._runner = self.session = self.registry = self.store = None
+        if self.state is not None:
+            await self.state.close()
+        self.app = self._runner = self.session = self.registry = self.state = None
 
     async def idle(self) -> None:
         """Wait until every queued run has finished."""
