@@ -1,9 +1,9 @@
 """Retention: old records are forgotten a small batch at a time, never in one long step.
 
 Each batch is one short job of the store (an indexed range delete), so a store call that
-arrives meanwhile waits for one batch at most, not for the whole pass; a pass removes at
-most `max_batches` batches per kind and the next one comes soon when work is left, so a
-large backlog drains over several passes while the bot serves. On Redis most records
+arrives meanwhile waits for one batch at most, not for the whole pass; a pass stops after
+`budget_s` of work and the next one comes soon when work is left, so a large backlog
+drains over several passes while the bot serves. On Redis most records
 expire by themselves and a pass has little to do.
 """
 
@@ -25,8 +25,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BATCH = 500
-MAX_BATCHES = 4
+BATCH = 200  # rows per job: a few milliseconds, the most a store call waits behind it
+BUDGET_S = 0.05  # of work per pass; what is left waits for the next pass, a second later
 EVERY_S = 300.0  # between passes when the last one finished its work
 SOON_S = 1.0  # between passes while a backlog is left
 
@@ -56,13 +56,13 @@ class Pruner:
         clock: Callable[[], float] = time.time,
         *,
         batch: int = BATCH,
-        max_batches: int = MAX_BATCHES,
+        budget_s: float = BUDGET_S,
     ) -> None:
         self._state = state
         self._lifetimes = lifetimes
         self._clock = clock
         self.batch = batch
-        self.max_batches = max_batches
+        self.budget_s = budget_s
 
     def _kinds(self) -> dict[str, Prune]:
         """What to prune now, by kind: a function of the batch size."""
@@ -87,20 +87,20 @@ class Pruner:
     async def prune_pass(self) -> tuple[dict[str, int], bool]:
         """One pass: what was removed per kind, and whether work is left for the next."""
         removed: dict[str, int] = {}
-        left = False
-        for kind, prune in self._kinds().items():
-            total = 0
-            for _ in range(self.max_batches):
+        deadline = time.monotonic() + self.budget_s
+        kinds = list(self._kinds().items())
+        # Round robin, so one kind's backlog never starves the others' pruning.
+        while kinds and time.monotonic() < deadline:
+            for kind, prune in list(kinds):
                 count = await prune(self.batch)
-                total += count
+                if count:
+                    removed[kind] = removed.get(kind, 0) + count
                 if count < self.batch:
-                    break
+                    kinds.remove((kind, prune))
                 await asyncio.sleep(0)  # let the loop serve between batches
-            else:
-                left = True
-            if total:
-                removed[kind] = total
-        return removed, left
+                if time.monotonic() >= deadline:
+                    break
+        return removed, bool(kinds)
 
     async def run_forever(self) -> None:
         while True:

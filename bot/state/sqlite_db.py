@@ -6,6 +6,10 @@ directory lock keeps other processes out. A job that fails (disk full, a locked 
 file) raises StateError with the cause, marks the store unhealthy and leaves the worker
 alive; the connection is rolled back, or reopened at the next job when it cannot be, so
 the store recovers by itself once the cause is gone.
+
+Checkpoints (copying the WAL back into the database file, with an fsync) run on a second
+connection in a thread of their own, a passive one every second: left to SQLite, one would
+run inside whichever commit crossed the threshold and stall every call queued behind it.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import logging
 import os
 import sqlite3
 import stat
+import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -33,6 +38,7 @@ Job = Callable[[sqlite3.Connection], T]
 STATE_FILE = "state.db"
 LOCK_FILE = "dbagent.lock"
 SCHEMA_VERSION = 1
+CHECKPOINT_EVERY_S = 1.0
 
 # Each table has the columns its queries filter and sort on, with an index for each such
 # query; the record itself is JSON text in `data` (never pickle: reading cannot run code).
@@ -120,6 +126,43 @@ class DirectoryLock:
             self._descriptor = None
 
 
+class Checkpointer:
+    """Passive checkpoints in the background: they never block the worker's writes."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dbagent-checkpoint", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        connection: sqlite3.Connection | None = None
+        while not self._stop.wait(CHECKPOINT_EVERY_S):
+            try:
+                if connection is None:
+                    connection = sqlite3.connect(self._path, isolation_level=None)
+                    connection.execute("PRAGMA busy_timeout = 0")
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            except sqlite3.Error as exc:
+                # A full disk fails the checkpoint too; the WAL keeps the data meanwhile,
+                # and the worker's own writes report the cause.
+                log.debug("checkpoint of %s failed: %s", self._path, exc)
+                if connection is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        connection.close()
+                    connection = None
+        if connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+
 class SqliteDb:
     """The connection, its worker thread, and the store's health."""
 
@@ -130,6 +173,7 @@ class SqliteDb:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbagent-state")
         self._connection: sqlite3.Connection | None = None
         self._lock = DirectoryLock(directory)
+        self._checkpointer: Checkpointer | None = None
         self.healthy = True
         self.last_error: str | None = None
         self.last_error_at: float | None = None
@@ -155,6 +199,9 @@ class SqliteDb:
             self._lock.acquire()
             _private_file(self.path)
         self._connect()
+        if not self.read_only:
+            self._checkpointer = Checkpointer(self.path)
+            self._checkpointer.start()
 
     def _connect(self) -> sqlite3.Connection:
         try:
@@ -170,6 +217,7 @@ class SqliteDb:
                 if not self.read_only:
                     connection.execute("PRAGMA journal_mode = WAL")
                     connection.execute("PRAGMA synchronous = NORMAL")
+                    connection.execute("PRAGMA wal_autocheckpoint = 0")  # see Checkpointer
                     connection.executescript(SCHEMA)
                     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 else:
@@ -255,6 +303,9 @@ class SqliteDb:
                 self._connection = None
             self._lock.release()
 
+        if self._checkpointer is not None:
+            await asyncio.to_thread(self._checkpointer.stop)
+            self._checkpointer = None
         with contextlib.suppress(StateError):  # closed already
             await self._submit(close_sync)
         self._executor.shutdown(wait=True)
