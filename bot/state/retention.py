@@ -89,8 +89,11 @@ class Pruner:
         removed: dict[str, int] = {}
         deadline = time.monotonic() + self.budget_s
         kinds = list(self._kinds().items())
-        # Round robin, so one kind's backlog never starves the others' pruning.
-        while kinds and time.monotonic() < deadline:
+        # Round robin, so one kind's backlog never starves the others' pruning; at least
+        # one round, so every pass makes progress.
+        first_round = True
+        while kinds and (first_round or time.monotonic() < deadline):
+            first_round = False
             for kind, prune in list(kinds):
                 count = await prune(self.batch)
                 if count:
@@ -98,8 +101,6 @@ class Pruner:
                 if count < self.batch:
                     kinds.remove((kind, prune))
                 await asyncio.sleep(0)  # let the loop serve between batches
-                if time.monotonic() >= deadline:
-                    break
         return removed, bool(kinds)
 
     async def run_forever(self) -> None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from bot.state.errors import StateError, StateLocked
+from bot.state.legacy import import_legacy
 
 log = logging.getLogger(__name__)
 
@@ -218,7 +219,10 @@ class SqliteDb:
                     connection.execute("PRAGMA journal_mode = WAL")
                     connection.execute("PRAGMA synchronous = NORMAL")
                     connection.execute("PRAGMA wal_autocheckpoint = 0")  # see Checkpointer
+                    (version,) = connection.execute("PRAGMA user_version").fetchone()
                     connection.executescript(SCHEMA)
+                    if version == 0:  # a new file: bring in an earlier version's state
+                        import_legacy(self.directory, connection)
                     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
                 else:
                     connection.execute("SELECT count(*) FROM sqlite_schema").fetchone()

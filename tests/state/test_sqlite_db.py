@@ -261,3 +261,34 @@ def test_a_file_size_limit_fails_the_write_loudly_and_heals_when_lifted(tmp_path
     assert report["healthy_while_full"] is False
     assert report["reads_while_full"] is True
     assert report["healthy_after"] is True and report["stored_after"] is True
+
+
+async def test_an_earlier_versions_state_file_is_imported_once(tmp_path: Path) -> None:
+    legacy = sqlite3.connect(tmp_path / "dbagent.sqlite")
+    rows = {
+        "sessions": [("T:C:1", {"id": "T:C:1", "status": "awaiting_approval", "updated_at": 5.0})],
+        "pending": [("p1", {"id": "p1", "created_at": 1e10, "sql": "DELETE FROM t"})],
+        "answers": [("a1", {"sql": "SELECT 1", "created_at": 1e10})],
+        "audit": [("0001-x", {"time": "2024-05-01T00:00:00.000+00:00", "sql": "SELECT 1"})],
+        "seen_events": [("event:E1", 1e10)],
+    }
+    for table, values in rows.items():
+        legacy.execute(f'CREATE TABLE "{table}" (key TEXT PRIMARY KEY, value BLOB)')
+        legacy.executemany(
+            f'INSERT INTO "{table}" VALUES (?, ?)', [(k, json.dumps(v)) for k, v in values]
+        )
+    legacy.commit()
+    legacy.close()
+
+    state = await open_state(settings(tmp_path))
+    assert (await state.sessions.get("T:C:1"))["status"] == "awaiting_approval"
+    assert (await state.pending.claim("p1"))["sql"] == "DELETE FROM t"
+    assert (await state.proposals.get("a1"))["id"] == "a1"
+    assert [r["sql"] for r in await state.audit.since(None)] == ["SELECT 1"]
+    assert not await state.seen_events.claim("event:E1")
+    await state.close()
+    assert not (tmp_path / "dbagent.sqlite").exists()
+    assert (tmp_path / "dbagent.sqlite.imported").exists()
+    state = await open_state(settings(tmp_path))  # once: nothing comes back
+    assert await state.pending.get("p1") is None
+    await state.close()
