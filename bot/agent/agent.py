@@ -1,17 +1,15 @@
 """The Agent: the entry points an adapter (Slack, the console) calls.
 
-Runs of one session never overlap: each takes the session's lock (asyncio.Lock wakes its
-waiters first come, first served). Different sessions run concurrently.
+Runs of one session never overlap: each holds the session's lease from the state (first
+come, first served; across processes when they share Redis). Different sessions run
+concurrently.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from bot.agent.loop import (
@@ -60,27 +58,6 @@ STOPPED_CALL = "not run; the previous run stopped before this call ran"
 INTERRUPTED = "interrupted: the bot stopped during this run"
 
 
-class SessionLocks:
-    """One asyncio.Lock per session id, dropped when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._users: dict[str, int] = {}
-
-    @asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        self._users[key] = self._users.get(key, 0) + 1
-        try:
-            async with lock:
-                yield
-        finally:
-            self._users[key] -= 1
-            if not self._users[key]:
-                del self._users[key]
-                del self._locks[key]
-
-
 class Agent:
     def __init__(
         self,
@@ -106,7 +83,7 @@ class Agent:
             grants=self.grants,
             audit=self.audit,
         )
-        self._locks = SessionLocks()
+        self._locks = state.leases
 
     async def handle_message(
         self,

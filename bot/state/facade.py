@@ -17,6 +17,7 @@ from pathlib import Path
 from bot.config import Limits, Settings
 from bot.state.audit import JOURNAL_FILE, AuditJournal, AuditLog, RedisAuditTable, SqliteAuditTable
 from bot.state.grants import Grants, RedisGrantTable, SqliteGrantTable
+from bot.state.leases import LocalLeases, RedisLeases, SessionLeases
 from bot.state.pending import PendingApprovals
 from bot.state.proposals import Proposals
 from bot.state.questions import Questions
@@ -41,6 +42,7 @@ class State:
     seen_events: SeenEvents
     grants: Grants
     audit: AuditLog
+    leases: SessionLeases  # a session's runs never overlap, in this process or any other
     backend: SqliteDb | RedisDb
     lifetimes: Lifetimes
     clock: Clock = time.time
@@ -108,6 +110,7 @@ def _sqlite_state(
         seen_events=SqliteSeenEvents(db, clock),
         grants=Grants(SqliteGrantTable(db), limits, clock),
         audit=AuditLog(SqliteAuditTable(db), AuditJournal(directory / JOURNAL_FILE), clock),
+        leases=LocalLeases(),
         backend=db,
         lifetimes=kept,
         clock=clock,
@@ -125,6 +128,7 @@ def _redis_state(
         seen_events=RedisSeenEvents(db, kept["seen_events"], clock),
         grants=Grants(RedisGrantTable(db), limits, clock),
         audit=AuditLog(RedisAuditTable(db), AuditJournal(directory / JOURNAL_FILE), clock),
+        leases=RedisLeases(db),
         backend=db,
         lifetimes=kept,
         clock=clock,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import itertools
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -25,7 +26,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-BATCH = 200  # rows per job: a few milliseconds, the most a store call waits behind it
+BATCH = 500  # rows per job at most; fewer when the machine is slow (TARGET_BATCH_S)
+MIN_BATCH = 10
+TARGET_BATCH_S = 0.004  # a job's length is what a store call may wait behind it
 BUDGET_S = 0.05  # of work per pass; what is left waits for the next pass, a second later
 EVERY_S = 300.0  # between passes when the last one finished its work
 SOON_S = 1.0  # between passes while a backlog is left
@@ -63,6 +66,9 @@ class Pruner:
         self._clock = clock
         self.batch = batch
         self.budget_s = budget_s
+        self._sizes: dict[str, int] = {}  # the last batch size per kind
+        self._turns: dict[str, int] = {}  # when each kind last had a batch
+        self._clockwork = itertools.count(1)
 
     def _kinds(self) -> dict[str, Prune]:
         """What to prune now, by kind: a function of the batch size."""
@@ -88,20 +94,35 @@ class Pruner:
         """One pass: what was removed per kind, and whether work is left for the next."""
         removed: dict[str, int] = {}
         deadline = time.monotonic() + self.budget_s
-        kinds = list(self._kinds().items())
-        # Round robin, so one kind's backlog never starves the others' pruning; at least
-        # one round, so every pass makes progress.
-        first_round = True
-        while kinds and (first_round or time.monotonic() < deadline):
-            first_round = False
-            for kind, prune in list(kinds):
-                count = await prune(self.batch)
+        prunes = self._kinds()
+        # Round robin, across passes too, so one kind's backlog never starves the others;
+        # at least one batch, so every pass makes progress.
+        kinds = sorted(prunes, key=lambda kind: self._turns.get(kind, 0))
+        done_one = False
+        while kinds:
+            for kind in list(kinds):
+                if done_one and time.monotonic() >= deadline:
+                    return removed, True
+                size = self._sizes.get(kind, self.batch)
+                started = time.perf_counter()
+                count = await prunes[kind](size)
+                self._sizes[kind] = self._next_size(size, time.perf_counter() - started)
+                self._turns[kind] = next(self._clockwork)
+                done_one = True
                 if count:
                     removed[kind] = removed.get(kind, 0) + count
-                if count < self.batch:
-                    kinds.remove((kind, prune))
+                if count < size:
+                    kinds.remove(kind)
                 await asyncio.sleep(0)  # let the loop serve between batches
-        return removed, bool(kinds)
+        return removed, False
+
+    def _next_size(self, size: int, took_s: float) -> int:
+        """Batches sized to take about TARGET_BATCH_S on this machine, under its load."""
+        if took_s > TARGET_BATCH_S:
+            return max(MIN_BATCH, size // 2)
+        if took_s < TARGET_BATCH_S / 2:
+            return min(self.batch, size * 3 // 2 + 1)
+        return size
 
     async def run_forever(self) -> None:
         while True:
