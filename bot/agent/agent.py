@@ -212,6 +212,8 @@ class Agent:
 
         count = 0
         for session_id in await self.sessions.running():
+            if await self.state.leases.held(session_id):  # another replica runs it now
+                continue
             session = await self.sessions.load(session_id)
             if session is None or session.status is not SessionStatus.RUNNING:
                 continue

@@ -27,6 +27,11 @@ class SessionLeases(ABC):
     def hold(self, session_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold the session's lease for the block; waits behind earlier holders."""
 
+    @abstractmethod
+    async def held(self, session_id: str) -> bool:
+        """Whether a live process holds the session's lease now (a restart leaves the
+        runs of other replicas alone)."""
+
 
 class LocalLeases(SessionLeases):
     """One asyncio.Lock per session id, dropped when nobody holds or waits for it."""
@@ -47,6 +52,10 @@ class LocalLeases(SessionLeases):
             if not self._users[session_id]:
                 del self._users[session_id]
                 del self._locks[session_id]
+
+    async def held(self, session_id: str) -> bool:
+        lock = self._locks.get(session_id)
+        return lock is not None and lock.locked()
 
 
 # KEYS[1]: the session's queue; ARGV: ticket, heartbeat key prefix, heartbeat ms.
@@ -90,6 +99,14 @@ class RedisLeases(SessionLeases):
                 await self._my_turn(queue, ticket)
             except StateError as exc:
                 log.warning("cannot renew the lease of %s: %s", queue, exc)
+
+    async def held(self, session_id: str) -> bool:
+        queue = self._db.key("lease", session_id)
+        head = await self._db.run(lambda c: c.lindex(queue, 0))
+        if head is None:
+            return False
+        alive = self._db.key("lease-alive", head)
+        return bool(await self._db.run(lambda c: c.exists(alive)))
 
     @contextlib.asynccontextmanager
     async def hold(self, session_id: str) -> AsyncIterator[None]:

@@ -131,3 +131,10 @@ async def test_a_killed_holders_lease_expires_and_the_next_one_runs(
         async with leases.hold("T:C:1"):
             pass
     await state.close()
+
+
+async def test_a_lease_is_seen_held_only_while_held(state: State) -> None:
+    assert not await state.leases.held("T:C:1")
+    async with state.leases.hold("T:C:1"):
+        assert await state.leases.held("T:C:1")
+    assert not await state.leases.held("T:C:1")
