@@ -24,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import ConfigError, Settings
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.state import State, open_state
+from bot.workers import WORKER_ENV
 
 if TYPE_CHECKING:
     from bot.agent import Agent, ModelClient
@@ -176,7 +177,9 @@ async def serve(settings: Settings) -> None:
             runner = web.AppRunner(build_web_app(app), access_log=None)
             await runner.setup()
             try:
-                await web.TCPSite(runner, "0.0.0.0", settings.port).start()
+                # Workers of `serve --workers N` share the port (the kernel spreads requests).
+                shared = WORKER_ENV in os.environ
+                await web.TCPSite(runner, "0.0.0.0", settings.port, reuse_port=shared).start()
             except OSError as exc:
                 reason = os.strerror(exc.errno) if exc.errno else str(exc)
                 raise ConfigError(

@@ -13,6 +13,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import redis.asyncio as redis
 from redis.asyncio.retry import Retry
@@ -31,7 +32,15 @@ TIMEOUT_S = 5.0
 def describe(url: str) -> str:
     """The URL without its password, for messages."""
     scheme, _, rest = url.partition("://")
-    return f"{scheme}://{rest.rpartition('@')[2]}"
+    return f"{scheme}://{rest.rpartition('@')[2].partition('?')[0]}"
+
+
+def _split_prefix(url: str, default: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    prefixes = [value for name, value in query if name == "prefix"]
+    rest = urlencode([(name, value) for name, value in query if name != "prefix"])
+    return urlunsplit(parts._replace(query=rest)), (prefixes[-1] if prefixes else default)
 
 
 class RedisDb:
@@ -45,6 +54,9 @@ class RedisDb:
 
     @classmethod
     async def open(cls, url: str, *, prefix: str = DEFAULT_PREFIX) -> RedisDb:
+        """`?prefix=…` in the URL puts the keys under that prefix instead (deployments, or
+        test runs, sharing one Redis)."""
+        url, prefix = _split_prefix(url, prefix)
         try:
             client = redis.Redis.from_url(
                 url,

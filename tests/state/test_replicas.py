@@ -69,3 +69,16 @@ async def test_two_processes_racing_for_every_claim_win_each_once(
         first, second = (set(report[kind]) for report in won)
         assert not first & second, f"{kind}: claimed twice: {sorted(first & second)}"
         assert len(first | second) == CLAIMS, f"{kind}: some were never claimed"
+
+
+async def test_a_prefix_in_the_url_keeps_the_keys_apart(
+    redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    url = f"{redis_url}?prefix={redis_prefix}url:"
+    state = await open_state(
+        Settings(dbagent_state_url=url, dbagent_state_dir=tmp_path, databases=[])
+    )
+    await state.seen_events.claim("event:E1")
+    keys = [key async for key in state.backend.client.scan_iter(match=f"{redis_prefix}url:*")]
+    await state.close()
+    assert keys == [f"{redis_prefix}url:seen:event:E1"]
