@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 BATCH = 500  # rows per job at most; fewer when the machine is slow (TARGET_BATCH_S)
 MIN_BATCH = 10
+FIRST_BATCH = 32  # then grown while batches stay short
 TARGET_BATCH_S = 0.004  # a job's length is what a store call may wait behind it
 BUDGET_S = 0.05  # of work per pass; what is left waits for the next pass, a second later
 EVERY_S = 300.0  # between passes when the last one finished its work
@@ -103,7 +104,7 @@ class Pruner:
             for kind in list(kinds):
                 if done_one and time.monotonic() >= deadline:
                     return removed, True
-                size = self._sizes.get(kind, self.batch)
+                size = self._sizes.get(kind, min(FIRST_BATCH, self.batch))
                 started = time.perf_counter()
                 count = await prunes[kind](size)
                 self._sizes[kind] = self._next_size(size, time.perf_counter() - started)
