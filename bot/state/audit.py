@@ -83,6 +83,7 @@ class AuditLog:
         rows: int | None = None,
         error: str | None = None,
         duration_ms: float | None = None,
+        execution_id: str | None = None,
     ) -> dict[str, Any]:
         now = self._clock()
         entry = {
@@ -98,6 +99,7 @@ class AuditLog:
             "rows": rows,
             "error": error,
             "duration_ms": None if duration_ms is None else round(duration_ms, 3),
+            "execution_id": execution_id,
         }
         try:
             await self._table.append(now, entry)

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.config import Limits, Settings
 from bot.state.audit import JOURNAL_FILE, AuditJournal, AuditLog, RedisAuditTable, SqliteAuditTable
+from bot.state.executions import Executions, RedisExecutionTable, SqliteExecutionTable
 from bot.state.grants import Grants, RedisGrantTable, SqliteGrantTable
 from bot.state.leases import LocalLeases, RedisLeases, SessionLeases
 from bot.state.pending import PendingApprovals
@@ -42,6 +43,7 @@ class State:
     seen_events: SeenEvents
     grants: Grants
     audit: AuditLog
+    executions: Executions  # write-ahead records of approved changes, and before-images
     leases: SessionLeases  # a session's runs never overlap, in this process or any other
     backend: SqliteDb | RedisDb
     lifetimes: Lifetimes
@@ -110,6 +112,7 @@ def _sqlite_state(
         seen_events=SqliteSeenEvents(db, clock),
         grants=Grants(SqliteGrantTable(db), limits, clock),
         audit=AuditLog(SqliteAuditTable(db), AuditJournal(directory / JOURNAL_FILE), clock),
+        executions=Executions(SqliteExecutionTable(db), SqliteRecordTable(db, "undo"), clock),
         leases=LocalLeases(),
         backend=db,
         lifetimes=kept,
@@ -128,6 +131,11 @@ def _redis_state(
         seen_events=RedisSeenEvents(db, kept["seen_events"], clock),
         grants=Grants(RedisGrantTable(db), limits, clock),
         audit=AuditLog(RedisAuditTable(db), AuditJournal(directory / JOURNAL_FILE), clock),
+        executions=Executions(
+            RedisExecutionTable(db, kept["executions"]),
+            RedisRecordTable(db, "undo", kept["undo"]),
+            clock,
+        ),
         leases=RedisLeases(db),
         backend=db,
         lifetimes=kept,

@@ -57,12 +57,14 @@ def _import(legacy: sqlite3.Connection, target: sqlite3.Connection) -> int:
     for key, grant in _rows(legacy, "grants"):
         if isinstance(grant, dict) and {"binding", "scope", "expires_at"} <= set(grant):
             target.execute(
-                "INSERT OR REPLACE INTO grants VALUES (?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO grants (id, binding, scope, expires_at, held, data) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     grant["binding"],
                     grant["scope"],
                     _number(grant["expires_at"], 0.0),
+                    int(bool(grant.get("held"))),
                     json.dumps(grant),
                 ),
             )

@@ -4,8 +4,12 @@ handling one click decide it once."""
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from bot.state.codec import Record
-from bot.state.records import RecordTable
+from bot.state.records import Change, RecordTable
+
+T = TypeVar("T")
 
 
 class PendingApprovals:
@@ -22,6 +26,12 @@ class PendingApprovals:
     async def claim(self, pending_id: str) -> Record | None:
         """The record, removed; None when someone else claimed it first (or it never was)."""
         return await self._table.pop(pending_id)
+
+    async def update(self, pending_id: str, change: Change[T]) -> tuple[bool, T | None]:
+        """One atomic step on the record (counting an approval, or taking it when the count
+        is complete): `change` gets the record and returns what to store instead (None:
+        remove it) and what to return. (False, None) when the record is gone."""
+        return await self._table.change(pending_id, change)
 
     async def prune(self, created_before: float, limit: int) -> int:
         return await self._table.prune(created_before, limit)

@@ -21,7 +21,10 @@ class Proposals:
 
     async def choose(self, proposal_id: str, database: str) -> bool:
         """Remember the database picked; False when the proposal is gone."""
-        return await self._table.patch(proposal_id, {"chosen": database})
+        found, _ = await self._table.change(
+            proposal_id, lambda r: ({**r, "chosen": database}, None)
+        )
+        return found
 
     async def prune(self, created_before: float, limit: int) -> int:
         return await self._table.prune(created_before, limit)

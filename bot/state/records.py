@@ -1,15 +1,17 @@
-"""Records kept by id until used or too old: pending approvals, questions, proposals.
+"""Records kept by id until used or too old: pending approvals, questions, proposals, and
+the before-images Undo puts back.
 
-`RecordTable` is the storage both backends give those three repositories: put, get, an
-atomic `pop` (the claim: of two racing callers exactly one gets the record), a `patch` of
-some fields, and pruning by age.
+`RecordTable` is the storage both backends give those repositories: put, get, an atomic
+`pop` (the claim: of two racing callers exactly one gets the record), an atomic `change`
+(read, decide, write or delete), and pruning by age.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from abc import ABC, abstractmethod
-from typing import Literal
+from collections.abc import Callable
+from typing import Literal, TypeVar
 
 from redis.asyncio.client import Pipeline
 
@@ -17,7 +19,10 @@ from bot.state.codec import Record, decode, encode
 from bot.state.redis_db import RedisDb
 from bot.state.sqlite_db import SqliteDb
 
-Kind = Literal["pending", "questions", "proposals"]
+Kind = Literal["pending", "questions", "proposals", "undo"]
+T = TypeVar("T")
+# Given the stored record: what to store instead (None: delete it), and what to return.
+Change = Callable[[Record], tuple[Record | None, T]]
 
 
 class RecordTable(ABC):
@@ -33,7 +38,9 @@ class RecordTable(ABC):
     async def pop(self, record_id: str) -> Record | None: ...
 
     @abstractmethod
-    async def patch(self, record_id: str, fields: Record) -> bool: ...
+    async def change(self, record_id: str, change: Change[T]) -> tuple[bool, T | None]:
+        """Apply `change` to the record atomically (no other change or pop comes between
+        its read and its write, in any process); (False, None) when there is no record."""
 
     @abstractmethod
     async def prune(self, created_before: float, limit: int) -> int: ...
@@ -42,7 +49,7 @@ class RecordTable(ABC):
 class SqliteRecordTable(RecordTable):
     def __init__(self, db: SqliteDb, kind: Kind) -> None:
         self._db = db
-        self.kind = kind  # one of three fixed names: safe to put in the SQL text
+        self.kind = kind  # one of the fixed names of Kind: safe to put in the SQL text
 
     async def put(self, record_id: str, created_at: float, record: Record) -> None:
         text = encode(record)
@@ -69,18 +76,22 @@ class SqliteRecordTable(RecordTable):
         )
         return None if row is None else decode(row[0], f"{self.kind}/{record_id}")
 
-    async def patch(self, record_id: str, fields: Record) -> bool:
-        def update(connection: sqlite3.Connection) -> bool:
+    async def change(self, record_id: str, change: Change[T]) -> tuple[bool, T | None]:
+        def update(connection: sqlite3.Connection) -> tuple[bool, T | None]:
             row = connection.execute(
                 f"SELECT data FROM {self.kind} WHERE id = ?", (record_id,)
             ).fetchone()
             if row is None:
-                return False
-            record = {**decode(row[0], f"{self.kind}/{record_id}"), **fields}
-            connection.execute(
-                f"UPDATE {self.kind} SET data = ? WHERE id = ?", (encode(record), record_id)
-            )
-            return True
+                return False, None
+            replacement, result = change(decode(row[0], f"{self.kind}/{record_id}"))
+            if replacement is None:
+                connection.execute(f"DELETE FROM {self.kind} WHERE id = ?", (record_id,))
+            else:
+                connection.execute(
+                    f"UPDATE {self.kind} SET data = ? WHERE id = ?",
+                    (encode(replacement), record_id),
+                )
+            return True, result
 
         return await self._db.write(update)
 
@@ -119,18 +130,21 @@ class RedisRecordTable(RecordTable):
         text = await self._db.run(lambda c: c.getdel(self._key(record_id)))
         return None if text is None else decode(text, f"{self.kind}/{record_id}")
 
-    async def patch(self, record_id: str, fields: Record) -> bool:
+    async def change(self, record_id: str, change: Change[T]) -> tuple[bool, T | None]:
         key = self._key(record_id)
 
-        async def update(pipe: Pipeline) -> bool:
-            # WATCH: the write is dropped (and retried) if the record changed meanwhile.
+        async def update(pipe: Pipeline) -> tuple[bool, T | None]:
+            # WATCH: a change or pop by anyone meanwhile fails this one, which runs again.
             text = await pipe.get(key)
             if text is None:
-                return False
-            record = {**decode(text, f"{self.kind}/{record_id}"), **fields}
+                return False, None
+            replacement, result = change(decode(text, f"{self.kind}/{record_id}"))
             pipe.multi()
-            pipe.set(key, encode(record), keepttl=True, xx=True)
-            return True
+            if replacement is None:
+                pipe.delete(key)
+            else:
+                pipe.set(key, encode(replacement), keepttl=True, xx=True)
+            return True, result
 
         return await self._db.run(lambda c: c.transaction(update, key, value_from_callable=True))
 

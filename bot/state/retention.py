@@ -49,6 +49,8 @@ def lifetimes(retention: Retention, limits: Limits) -> Lifetimes:
         "questions": short,
         "pending": None if short is None else max(short, 2.0 * limits.approval_ttl_s),
         "audit": days_to_seconds(retention.audit_days),
+        "executions": days_to_seconds(retention.audit_days),  # the audit's write-ahead side
+        "undo": short,  # what an Undo button puts back lives as long as the button
     }
 
 
@@ -81,6 +83,8 @@ class Pruner:
             "proposals": state.proposals.prune,
             "questions": state.questions.prune,
             "pending": state.pending.prune,
+            "executions": state.executions.prune,
+            "undo": state.executions.prune_undo,
         }
         for kind, prune in prunes.items():
             seconds = kept[kind]

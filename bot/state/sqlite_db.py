@@ -57,11 +57,18 @@ CREATE INDEX IF NOT EXISTS questions_by_age ON questions (created_at);
 CREATE TABLE IF NOT EXISTS proposals (
     id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS proposals_by_age ON proposals (created_at);
+CREATE TABLE IF NOT EXISTS undo (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS undo_by_age ON undo (created_at);
+CREATE TABLE IF NOT EXISTS executions (
+    id TEXT PRIMARY KEY, phase TEXT NOT NULL, started_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS executions_by_phase ON executions (phase, started_at);
+CREATE INDEX IF NOT EXISTS executions_by_start ON executions (started_at);
 CREATE TABLE IF NOT EXISTS seen_events (key TEXT PRIMARY KEY, seen_at REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS seen_events_by_age ON seen_events (seen_at);
 CREATE TABLE IF NOT EXISTS grants (
     id TEXT PRIMARY KEY, binding TEXT NOT NULL, scope TEXT NOT NULL,
-    expires_at REAL NOT NULL, data TEXT NOT NULL);
+    expires_at REAL NOT NULL, held INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS grants_by_binding ON grants (binding, expires_at);
 CREATE INDEX IF NOT EXISTS grants_by_expiry ON grants (expires_at);
 CREATE TABLE IF NOT EXISTS audit (

@@ -122,5 +122,6 @@ async def tool_context(
         skills=Skills.load(),
         grants=state.grants,
         audit=state.audit,
+        executions=state.executions,
     )
     await registry.close()

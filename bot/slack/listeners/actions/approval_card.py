@@ -22,6 +22,7 @@ from bot.agent.outcomes import (
     ApprovalExpired,
     Outcome,
     PendingApproval,
+    SelfApprovalRefused,
 )
 from bot.slack import delivery
 from bot.slack.blocks import approval_card
@@ -126,6 +127,10 @@ async def decide(
         except AlreadyDecided:
             await status.clear()
             await tell_clicker(services, click, ALREADY_DECIDED)
+            return None
+        except SelfApprovalRefused as exc:  # four eyes: told privately, the card stays
+            await status.clear()
+            await tell_clicker(services, click, exc.reason)
             return None
 
     await delivery.answer_in_thread(services, thread, status, run(), what="decision")
