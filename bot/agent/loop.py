@@ -48,7 +48,7 @@ from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall
 from bot.config import Environment, Mode, Settings
-from bot.state import State
+from bot.state import State, StateError
 from bot.state.audit import AuditLog
 from bot.state.grants import Grants, GrantScope
 
@@ -162,6 +162,9 @@ class Runner:
             return await step()
         except ModelError as exc:
             return await self.fail(str(exc))
+        except StateError as exc:  # saving would fail too: say so, and stop here
+            log.error("run of session %s stopped: %s", self.session.id, exc)
+            return Failed(f"I could not save this conversation, so I stopped: {exc}")
         except asyncio.CancelledError:
             raise
         except Exception:

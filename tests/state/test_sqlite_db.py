@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ import pytest
 from bot.config import Settings
 from bot.state import StateError, StateLocked, open_state
 from bot.state.sqlite_db import LOCK_FILE, STATE_FILE
+from tests.state.disk import fill, small_disk
 
 
 def settings(directory: Path) -> Settings:
@@ -164,34 +163,6 @@ async def test_the_audit_command_reads_beside_the_serving_process(tmp_path: Path
 # -- a full disk: a real one (a small tmpfs), and a file size limit where mounting is not
 # allowed. Either way the failed write raises, /health can see it, and writes work again
 # once space is back, without a restart.
-
-
-@contextlib.contextmanager
-def small_disk(mount_point: Path, size: str = "2m") -> Iterator[Path]:
-    mount_point.mkdir()
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0700", "tmpfs", str(mount_point)],
-        capture_output=True,
-        text=True,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"!!! SKIPPED: cannot mount a small tmpfs ({done.stderr.strip()})")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    ballast = disk / "ballast"
-    descriptor = os.open(ballast, os.O_WRONLY | os.O_CREAT, 0o600)
-    try:
-        with contextlib.suppress(OSError):
-            while True:
-                os.write(descriptor, b"\0" * 4096)
-    finally:
-        os.close(descriptor)
-    return ballast
 
 
 async def test_a_full_disk_fails_the_write_loudly_and_heals_when_space_is_back(
