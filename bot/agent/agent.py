@@ -259,6 +259,8 @@ class Agent:
             log.info("%d session(s) were interrupted by a restart", count)
         interrupted = []
         for record in await self.executions.unfinished():
+            if await self.state.leases.held(record.session_id):  # running on another replica
+                continue
             item = interrupted_change(record, await self._rows_took_it(record))
             await self.audit.record(
                 session_id=record.session_id,

@@ -263,6 +263,9 @@ class SqliteDb:
         try:
             if connection is None:
                 connection = self._connect()
+        except StateError as exc:  # the file cannot be opened (again): the store is down
+            raise self._failed(exc) from None
+        try:
             if not writes:
                 return job(connection)
             connection.execute("BEGIN IMMEDIATE")
@@ -274,8 +277,8 @@ class SqliteDb:
                 raise
         except sqlite3.Error as exc:
             raise self._failed(exc) from None
-        except StateError as exc:
-            raise self._failed(exc) from None
+        # A StateError from the job itself (a corrupt record) goes up as it is: the store
+        # still works, so it stays healthy.
         if writes and not self.healthy:
             # Only a write proves the store can write again (a full disk still reads).
             log.warning("state store %s writes again", self.path)
