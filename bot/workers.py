@@ -4,7 +4,8 @@ Each worker is a whole `python -m bot serve` of its own (Socket Mode: a connecti
 and Slack gives every event to one of them; HTTP: they share the port). They share state
 through DBAGENT_STATE_URL, so any of them may take any event or click; the embedded store
 belongs to one process and is refused here. SIGTERM and SIGINT are passed on to every
-worker; when one worker stops, the others are stopped too, and the worst exit status wins.
+worker (a second one too, which makes them exit at once); when one worker stops, the others
+are stopped too, and the worst exit status wins.
 """
 
 from __future__ import annotations
@@ -45,15 +46,24 @@ def serve_workers(count: int) -> int:
         for n in range(count)
     ]
 
-    def pass_on(signum: int, frame: FrameType | None) -> None:
+    signalled: set[int] = set()
+    received = [0]
+
+    def stop(signum: int, again: bool) -> None:
         for worker in workers:
-            if worker.poll() is None:
+            if worker.poll() is None and (again or worker.pid not in signalled):
+                signalled.add(worker.pid)
                 worker.send_signal(signum)
+
+    def pass_on(signum: int, frame: FrameType | None) -> None:
+        # A person's second signal is passed on too (the workers then exit at once).
+        received[0] += 1
+        stop(signum, again=received[0] > 1)
 
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, pass_on)
     while all(worker.poll() is None for worker in workers):
         time.sleep(POLL_S)
-    pass_on(signal.SIGTERM, None)  # one stopped: stop the rest
+    stop(signal.SIGTERM, again=False)  # one stopped: stop the rest, gracefully
     codes = [worker.wait() for worker in workers]
     return max(codes, key=abs)

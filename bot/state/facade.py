@@ -125,7 +125,7 @@ def _redis_state(
 ) -> State:
     return State(
         sessions=RedisSessions(db, kept["sessions"]),
-        pending=PendingApprovals(RedisRecordTable(db, "pending", kept["pending"])),
+        pending=PendingApprovals(RedisRecordTable(db, "pending", kept["pending"], indexed=True)),
         questions=Questions(RedisRecordTable(db, "questions", kept["questions"])),
         proposals=Proposals(RedisRecordTable(db, "proposals", kept["proposals"])),
         seen_events=RedisSeenEvents(db, kept["seen_events"], clock),

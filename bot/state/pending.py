@@ -23,6 +23,10 @@ class PendingApprovals:
     async def get(self, pending_id: str) -> Record | None:
         return await self._table.get(pending_id)
 
+    async def waiting(self, limit: int = 100) -> list[Record]:
+        """The oldest `limit` records not yet decided, oldest first."""
+        return await self._table.oldest(limit)
+
     async def claim(self, pending_id: str) -> Record | None:
         """The record, removed; None when someone else claimed it first (or it never was)."""
         return await self._table.pop(pending_id)

@@ -13,6 +13,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Literal, TypeVar
 
+from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from bot.state.codec import Record, decode, encode
@@ -41,6 +42,10 @@ class RecordTable(ABC):
     async def change(self, record_id: str, change: Change[T]) -> tuple[bool, T | None]:
         """Apply `change` to the record atomically (no other change or pop comes between
         its read and its write, in any process); (False, None) when there is no record."""
+
+    @abstractmethod
+    async def oldest(self, limit: int) -> list[Record]:
+        """The first `limit` records by creation time (only for an indexed table on Redis)."""
 
     @abstractmethod
     async def prune(self, created_before: float, limit: int) -> int: ...
@@ -95,6 +100,14 @@ class SqliteRecordTable(RecordTable):
 
         return await self._db.write(update)
 
+    async def oldest(self, limit: int) -> list[Record]:
+        rows = await self._db.read(
+            lambda c: c.execute(
+                f"SELECT id, data FROM {self.kind} ORDER BY created_at LIMIT ?", (limit,)
+            ).fetchall()
+        )
+        return [decode(data, f"{self.kind}/{key}") for key, data in rows]
+
     async def prune(self, created_before: float, limit: int) -> int:
         return await self._db.write(
             lambda c: (
@@ -108,27 +121,47 @@ class SqliteRecordTable(RecordTable):
 
 
 class RedisRecordTable(RecordTable):
-    """One string key per record, expiring after its retention (none when kept forever)."""
+    """One string key per record, expiring after its retention (none when kept forever);
+    `indexed`: also a sorted set of the ids by creation time, for `oldest`."""
 
-    def __init__(self, db: RedisDb, kind: Kind, lifetime_s: float | None) -> None:
+    def __init__(
+        self, db: RedisDb, kind: Kind, lifetime_s: float | None, *, indexed: bool = False
+    ) -> None:
         self._db = db
         self.kind = kind
         self._lifetime_ms = None if lifetime_s is None else max(1, int(lifetime_s * 1000))
+        self._index = db.key(f"{kind}-by-age") if indexed else None
 
     def _key(self, record_id: str) -> str:
         return self._db.key(self.kind, record_id)
 
     async def put(self, record_id: str, created_at: float, record: Record) -> None:
-        text = encode(record)
-        await self._db.run(lambda c: c.set(self._key(record_id), text, px=self._lifetime_ms))
+        text, key = encode(record), self._key(record_id)
+        if self._index is None:
+            await self._db.run(lambda c: c.set(key, text, px=self._lifetime_ms))
+            return
+        index = self._index
+
+        async def write(client: Redis) -> None:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.set(key, text, px=self._lifetime_ms)
+                pipe.zadd(index, {record_id: created_at})
+                await pipe.execute()
+
+        await self._db.run(write)
 
     async def get(self, record_id: str) -> Record | None:
         text = await self._db.run(lambda c: c.get(self._key(record_id)))
         return None if text is None else decode(text, f"{self.kind}/{record_id}")
 
     async def pop(self, record_id: str) -> Record | None:
-        text = await self._db.run(lambda c: c.getdel(self._key(record_id)))
-        return None if text is None else decode(text, f"{self.kind}/{record_id}")
+        text = await self._db.run(lambda c: c.getdel(self._key(record_id)))  # the claim
+        if text is None:
+            return None
+        if self._index is not None:
+            index = self._index
+            await self._db.run(lambda c: c.zrem(index, record_id))
+        return decode(text, f"{self.kind}/{record_id}")
 
     async def change(self, record_id: str, change: Change[T]) -> tuple[bool, T | None]:
         key = self._key(record_id)
@@ -142,11 +175,30 @@ class RedisRecordTable(RecordTable):
             pipe.multi()
             if replacement is None:
                 pipe.delete(key)
+                if self._index is not None:
+                    pipe.zrem(self._index, record_id)
             else:
                 pipe.set(key, encode(replacement), keepttl=True, xx=True)
             return True, result
 
         return await self._db.run(lambda c: c.transaction(update, key, value_from_callable=True))
+
+    async def oldest(self, limit: int) -> list[Record]:
+        if self._index is None:
+            raise TypeError(f"{self.kind} is not indexed by age")
+        index = self._index
+        ids = await self._db.run(lambda c: c.zrange(index, 0, limit - 1))
+        if not ids:
+            return []
+        texts = await self._db.run(lambda c: c.mget([self._key(i) for i in ids]))
+        gone = [i for i, text in zip(ids, texts, strict=True) if text is None]
+        if gone:  # expired with their key: drop them from the index too
+            await self._db.run(lambda c: c.zrem(index, *gone))
+        return [
+            decode(text, f"{self.kind}/{i}")
+            for i, text in zip(ids, texts, strict=True)
+            if text is not None
+        ]
 
     async def prune(self, created_before: float, limit: int) -> int:
         return 0  # keys expire by themselves

@@ -40,3 +40,12 @@ async def test_old_pending_approvals_are_pruned(state: State, clock: Clock) -> N
     if not state.shared:  # Redis expires them by itself
         assert await state.pending.get("old") is None
     assert await state.pending.get("new") is not None
+
+
+async def test_waiting_lists_the_undecided_oldest_first(state: State, clock: Clock) -> None:
+    await state.pending.add(pending("new", clock.now))
+    await state.pending.add(pending("old", clock.now - 60))
+    await state.pending.add(pending("gone", clock.now - 30))
+    await state.pending.claim("gone")
+    assert [record["id"] for record in await state.pending.waiting()] == ["old", "new"]
+    assert [record["id"] for record in await state.pending.waiting(limit=1)] == ["old"]
