@@ -55,7 +55,6 @@ from bot.app import build_app as build_parts
 from bot.config import DatabaseConfig, Limits, Settings
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.state.store import StateStore
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
@@ -206,8 +205,10 @@ class Bench:
         self._ts = 0
 
     async def start(self) -> None:
-        self.parts = await build_parts(self.settings, store=await StateStore.open(self.state))
-        self.store, self.model = self.parts.store, self.parts.model
+        self.parts = await build_parts(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state})
+        )
+        self.store, self.model = self.parts.state, self.parts.model
         model, agent = self.parts.model, self.parts.agent
         self.session = aiohttp.ClientSession()
         self.app = build_app(
@@ -380,7 +381,7 @@ GROUPS = (
     ),
     ("SQL classifier (bot/sql, sqlglot)", ("bot/sql/", "sqlglot")),
     ("database (bot/db, asyncmy)", ("bot/db/", "asyncmy/")),
-    ("guard, state store", ("bot/guard", "bot/state/", "sqlitedict")),
+    ("guard, state store", ("bot/guard", "bot/state/", "sqlite3")),
     ("aiohttp, asyncio, json, other", ("",)),
 )
 

@@ -11,15 +11,16 @@ import os
 import sys
 
 from bot.config import ConfigError
-from bot.state.store import StateError
+from bot.state import StateError
 
 log = logging.getLogger("bot")
 
 USAGE = """usage: dbagent [COMMAND]   (or: python -m bot [COMMAND])
 
 commands:
-  serve            serve Slack (the default): Socket Mode when SLACK_APP_TOKEN is set,
-                   else HTTP on PORT
+  serve [--workers N]
+                   serve Slack (the default): Socket Mode when SLACK_APP_TOKEN is set,
+                   else HTTP on PORT; --workers N runs N processes sharing Redis state
   check            check the configuration, every database, the model server and Slack;
                    one line per check, exit status 0 only when none fails
   console [--mode agent|ask] [--database NAME]
@@ -71,7 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging("WARNING" if command == "check" else "INFO")
     try:
         if command == "serve":
-            return asyncio.run(_serve())
+            from bot.workers import parse_workers, serve_workers
+
+            workers = parse_workers(args)
+            return serve_workers(workers) if workers > 1 else asyncio.run(_serve())
         if command == "check":
             from bot.check import check_main
 

@@ -20,13 +20,13 @@ if TYPE_CHECKING:
     from bot.agent import Agent, ModelClient, Skills
     from bot.agent.outcomes import Interrupted
     from bot.db import DatabaseRegistry
-    from bot.state.store import StateStore
+    from bot.state import State
 
 
 @dataclass
 class App:
     settings: Settings
-    store: StateStore
+    state: State
     databases: DatabaseRegistry
     model: ModelClient
     agent: Agent
@@ -42,21 +42,22 @@ class App:
             try:
                 await self.databases.close()
             finally:
-                await self.store.close()
+                await self.state.close()
 
 
-async def open_store(settings: Settings) -> StateStore:
-    """The state store the settings name (embedded at DBAGENT_STATE_DIR)."""
-    from bot.state.store import StateStore
+async def open_store(settings: Settings) -> State:
+    """The state store the settings name: Redis at DBAGENT_STATE_URL, else embedded SQLite
+    in DBAGENT_STATE_DIR."""
+    from bot.state import open_state
 
-    return await StateStore.open(settings.dbagent_state_dir)
+    return await open_state(settings)
 
 
 async def build_app(
     settings: Settings,
     *,
     databases: Sequence[DatabaseConfig] | None = None,
-    store: StateStore | None = None,
+    state: State | None = None,
     skills: Skills | None = None,
     stream: bool = True,
     recover: bool = True,
@@ -66,19 +67,19 @@ async def build_app(
     from bot.agent import Agent, Skills, build_model_client
     from bot.db import DatabaseRegistry
 
-    opened_store = store or await open_store(settings)
+    opened_state = state or await open_store(settings)
     registry = DatabaseRegistry(
         settings.databases if databases is None else databases, settings.limits
     )
     model = build_model_client(settings, stream=stream)
     agent = Agent(
         settings=settings,
-        store=opened_store,
+        state=opened_state,
         databases=registry,
         model=model,
         skills=skills if skills is not None else Skills.load(),
     )
-    app = App(settings, opened_store, registry, model, agent)
+    app = App(settings, opened_state, registry, model, agent)
     if recover:
         try:
             app.interrupted = list(await agent.recover())

@@ -14,10 +14,7 @@ from bot.agent.tools import ToolContext
 from bot.app import App, build_app
 from bot.config import ConnectionTarget, Mode
 from bot.db import DatabaseRegistry
-from bot.state.audit import AuditLog
-from bot.state.executions import Executions
-from bot.state.grants import Grants
-from bot.state.store import StateStore
+from bot.state import State, open_state
 from tests.agent.support import (
     BIG_ROWS,
     REQUESTER,
@@ -80,8 +77,12 @@ async def make_agent(
 
     async def build(**limits: object) -> Agent:
         settings = make_settings(model_server, shop_url, **limits)
-        store = await StateStore.open(tmp_path / "state")
-        parts = await build_app(settings, store=store, stream=streaming)
+        for earlier in opened:  # a restart: the bot before it has stopped
+            await earlier.state.close()
+        state = await open_state(
+            settings.model_copy(update={"dbagent_state_dir": tmp_path / "state"})
+        )
+        parts = await build_app(settings, state=state, stream=streaming)
         opened.append(parts)
         return parts.agent
 
@@ -97,7 +98,7 @@ async def agent(make_agent: AgentFactory) -> Agent:
 
 @pytest.fixture
 async def tool_context(
-    store: StateStore, shop_url: str, model_server: FakeModelServer
+    state: State, shop_url: str, model_server: FakeModelServer
 ) -> AsyncIterator[ToolContext]:
     """What a tool sees in agent mode, on the real database (the model is not involved)."""
     settings = make_settings(model_server, shop_url)
@@ -109,8 +110,8 @@ async def tool_context(
         settings=settings,
         databases=registry,
         skills=Skills.load(),
-        grants=Grants(store, settings.limits),
-        audit=AuditLog(store),
-        executions=Executions(store),
+        grants=state.grants,
+        audit=state.audit,
+        executions=state.executions,
     )
     await registry.close()

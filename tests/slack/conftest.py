@@ -37,7 +37,7 @@ from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.state.store import StateStore
+from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
@@ -222,7 +222,7 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
-        self.store: StateStore | None = None
+        self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
         self.app: AsyncApp | None = None
@@ -233,12 +233,15 @@ class SlackHarness:
         self.url = ""
 
     async def start(self) -> SlackHarness:
-        self.parts = await build_parts(self.settings, store=await StateStore.open(self.state_dir))
-        self.store, self.registry = self.parts.store, self.parts.databases
+        state = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state_dir})
+        )
+        self.parts = await build_parts(self.settings, state=state)
+        self.state, self.registry = self.parts.state, self.parts.databases
         self.model_client, self.agent = self.parts.model, self.parts.agent
         self.session = aiohttp.ClientSession()
         client = make_client(self.settings, session=self.session)
-        self.app = build_app(self.settings, self.agent, self.store, client)
+        self.app = build_app(self.settings, self.agent, self.state, client)
         self._deliveries = Deliveries(self.app)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
@@ -253,7 +256,7 @@ class SlackHarness:
             await self.session.close()
         if self.parts is not None:
             await self.parts.close()
-        self.app = self._runner = self.session = self.registry = self.store = None
+        self.app = self._runner = self.session = self.registry = self.state = None
         self.parts = None
 
     async def idle(self) -> None:
