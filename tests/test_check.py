@@ -298,3 +298,12 @@ async def test_a_replica_is_checked_as_well(reader_url, mysql_url, model, slack,
     [replica] = lines_about(lines, "database shop (production) replica")
     assert primary.mark is Mark.PASSED
     assert replica.mark is Mark.FAILED and "cannot connect" in replica.detail
+
+
+async def test_redis_state_is_checked_by_asking_it(redis_url, tmp_path):
+    answering = Settings(dbagent_state_url=redis_url, dbagent_config=tmp_path / "x.toml")
+    [state] = [line for line in await run_checks(answering) if line.subject == "state"]
+    assert state.mark is Mark.PASSED and "answers" in state.detail
+    gone = Settings(dbagent_state_url="redis://127.0.0.1:1/0", dbagent_config=tmp_path / "x.toml")
+    [state] = [line for line in await run_checks(gone) if line.subject == "state"]
+    assert state.mark is Mark.FAILED and "DBAGENT_STATE_URL" in state.fix

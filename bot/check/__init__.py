@@ -49,9 +49,21 @@ def configuration_line(settings: Settings) -> Line:
     )
 
 
-def state_line(settings: Settings) -> Line:
+async def state_line(settings: Settings) -> Line:
     if settings.dbagent_state_url:
-        return passed("state", "Redis (DBAGENT_STATE_URL)")
+        from bot.state import StateError
+        from bot.state.redis_db import RedisDb
+
+        try:
+            redis_db = await RedisDb.open(settings.dbagent_state_url)
+        except StateError as exc:
+            return failed(
+                "state",
+                str(exc),
+                "check DBAGENT_STATE_URL (redis://host:6379/0) and that Redis runs",
+            )
+        await redis_db.close()
+        return passed("state", f"Redis at {redis_db.where} answers")
     directory = settings.dbagent_state_dir.resolve()
     existing = directory
     while not existing.exists() and existing != existing.parent:
@@ -69,7 +81,7 @@ async def run_checks(settings: Settings) -> list[Line]:
     """Every check, in a fixed order, run concurrently where they do not depend on each other."""
     database_checks = [database_lines(db, settings.limits) for db in settings.databases]
     results = await asyncio.gather(*database_checks, model_line(settings), slack_lines(settings))
-    lines = [configuration_line(settings), state_line(settings)]
+    lines = [configuration_line(settings), await state_line(settings)]
     if not settings.databases:
         lines.append(
             failed(
