@@ -54,8 +54,9 @@ from bot.agent import Agent, Skills, build_model_client
 from bot.agent.model import ModelClient
 from bot.config import DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
-from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
+from bot.slack.web_api import api_session, make_client
 from bot.state.store import StateStore
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
@@ -217,7 +218,7 @@ class Bench:
             model=model,
             skills=Skills.load(),
         )
-        self.session = aiohttp.ClientSession()
+        self.session = api_session()
         self.app = build_app(
             self.settings, agent, self.store, make_client(self.settings, session=self.session)
         )

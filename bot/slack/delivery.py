@@ -7,6 +7,7 @@ so one bad upload cannot swallow the answer it belongs to.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -42,29 +43,89 @@ log = logging.getLogger(__name__)
 SLACK_ERRORS = (SlackApiError, SlackClientError, OSError, TimeoutError)
 # Results posted per answer; more would bury the thread (the model saw them all).
 MAX_RESULTS = 10
+# Errors about what a message holds: a plainer form of the same message may go through.
+CONTENT_ERRORS = frozenset(
+    {
+        "msg_too_long",
+        "msg_blocks_too_long",
+        "invalid_blocks",
+        "invalid_blocks_format",
+        "invalid_attachments",
+        "too_many_attachments",
+        "markdown_text_conflict",
+    }
+)
 UNEXPECTED = "Sorry, something went wrong while answering; the details are in the bot's log."
 
 
 async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) -> str | None:
-    """Post in the thread; returns the message's ts, or None when Slack refused it."""
+    """Post in the thread; returns the message's ts, or None when it could not be posted
+    as a message. A message Slack refuses for its content (too long, blocks it will not
+    take) is posted plainer: its text alone, then the text as a file."""
     try:
-        response = await client.chat_postMessage(
-            channel=thread.channel, thread_ts=thread.thread_ts, **message
+        return await _post_message(client, thread, message)
+    except SlackApiError as exc:
+        error = exc.response.get("error")
+        if error not in CONTENT_ERRORS:
+            log.error("posting in %s failed: %s", thread.session_id, exc)
+            return None
+        log.warning("Slack refused a message in %s (%s); posting it plainer", thread, error)
+    text = str(message.get("text") or "")
+    if message.get("blocks") and text.strip():
+        try:
+            return await _post_message(client, thread, {"text": text})
+        except SLACK_ERRORS as exc:
+            log.warning("the text alone was refused too in %s: %s", thread, exc)
+    await post_file(client, thread, text, title="The message Slack would not take as a message")
+    return None
+
+
+async def _post_message(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) -> str:
+    response = await client.chat_postMessage(
+        channel=thread.channel, thread_ts=thread.thread_ts, **message
+    )
+    return str(response.get("ts") or "")
+
+
+async def post_file(
+    client: AsyncWebClient, thread: Thread, text: str, *, title: str, filename: str = "answer.md"
+) -> bool:
+    """`text` as a file shared in the thread; False (logged) when Slack refused it."""
+    try:
+        await client.files_upload_v2(
+            channel=thread.channel,
+            thread_ts=thread.thread_ts,
+            content=text or " ",
+            filename=filename,
+            title=title,
         )
     except SLACK_ERRORS as exc:
-        log.error("posting in %s failed: %s", thread.session_id, exc)
-        return None
-    return response.get("ts")
+        log.error("file %s not shared in %s: %s", filename, thread.session_id, exc)
+        return False
+    return True
 
 
 async def update(client: AsyncWebClient, channel: str, ts: str, message: dict[str, Any]) -> bool:
-    """Replace a message the bot posted; False (logged) when Slack refused."""
+    """Replace a message the bot posted (Slack's transient failures are retried by the
+    client; blocks Slack refuses fall back to the text alone); False (logged) when it
+    could not be updated."""
     try:
         await client.chat_update(channel=channel, ts=ts, **message)
+        return True
+    except SlackApiError as exc:
+        refused_content = exc.response.get("error") in CONTENT_ERRORS
+        if not (refused_content and message.get("blocks")):
+            log.warning("message %s in %s not updated: %s", ts, channel, exc)
+            return False
     except SLACK_ERRORS as exc:
         log.warning("message %s in %s not updated: %s", ts, channel, exc)
         return False
-    return True
+    try:
+        await client.chat_update(channel=channel, ts=ts, text=message.get("text") or "", blocks=[])
+        return True
+    except SLACK_ERRORS as exc:
+        log.warning("message %s in %s not updated, even as text: %s", ts, channel, exc)
+        return False
 
 
 async def post_text(
@@ -194,6 +255,9 @@ async def answer_in_thread(
     before = _OpenBefore.of(services, session) if replier is not None else None
     try:
         outcome = await run
+    except asyncio.CancelledError:  # the bot is stopping: leave no status line behind
+        await status.clear()
+        raise
     except Exception:
         log.exception("%s in %s failed", what, session)
         outcome = Failed(UNEXPECTED)

@@ -29,8 +29,9 @@ from bench.datasets import connect
 from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
-from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
+from bot.slack.web_api import ChannelPacer, api_session, make_client
 from bot.state.store import StateStore
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
@@ -173,6 +174,12 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
+        # Web API calls: a short timeout so a hung call is given up on quickly, short
+        # backoffs, and posts paced fast enough not to slow the tests (tests of pacing
+        # set their own).
+        self.api_timeout_s = 5.0
+        self.backoff_s = 0.05
+        self.pacer = ChannelPacer(rate=100.0, burst=20)
         self.store: StateStore | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
@@ -194,8 +201,14 @@ class SlackHarness:
             skills=Skills.load(),
         )
         await self.agent.recover()
-        self.session = aiohttp.ClientSession()
-        client = make_client(self.settings, session=self.session)
+        self.session = api_session(self.api_timeout_s)
+        client = make_client(
+            self.settings,
+            session=self.session,
+            timeout_s=self.api_timeout_s,
+            backoff_s=self.backoff_s,
+            pacer=self.pacer,
+        )
         self.app = build_app(self.settings, self.agent, self.store, client)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
@@ -463,3 +476,5 @@ async def harness(
     await bot.start()
     yield bot
     await bot.stop()
+    # Every message and view the bot sent is one Slack would take.
+    assert slack.invalid == []

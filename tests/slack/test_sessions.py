@@ -127,3 +127,40 @@ async def test_known_sessions_come_from_memory_or_the_agents_table(store: StateS
     assert await known.contains("T:C:1")
     await store.put("sessions", "T:C:2", {"id": "T:C:2"})
     assert await KnownSessions(store).contains("T:C:2")
+
+
+async def test_a_held_delivery_drops_its_repeats_until_it_is_let_go(store: StateStore) -> None:
+    dedupe = Dedupe(store)
+    assert await dedupe.hold("Ev1", "C1", "3.1")
+    assert not await dedupe.hold("Ev1", "C1", "3.1")  # Slack's retry while it waits
+    assert not await dedupe.hold("Ev2", "C1", "3.1")  # its message event twin
+    dedupe.let_go("Ev1", "C1", "3.1")
+    assert await dedupe.hold("Ev1", "C1", "3.1")  # never claimed: may still be answered
+
+
+async def test_a_claimed_delivery_cannot_be_held_again(store: StateStore) -> None:
+    dedupe = Dedupe(store)
+    assert await dedupe.first_delivery("Ev1", "C1", "4.1")
+    assert not await dedupe.hold("Ev1", "C1", "4.1")
+
+
+async def test_jobs_dropped_at_cancel_run_their_on_drop(store: StateStore) -> None:
+    queues = SessionQueues()
+    started, dropped = asyncio.Event(), []
+
+    async def long_job() -> None:
+        started.set()
+        await asyncio.sleep(3600)
+
+    async def never_started() -> None:
+        raise AssertionError("a dropped job must not run")
+
+    async def note_drop() -> None:
+        dropped.append("second")
+
+    queues.submit("s1", long_job)
+    queues.submit("s1", never_started, on_drop=note_drop)
+    await started.wait()
+    await queues.cancel(within_s=1.0)
+    assert dropped == ["second"]
+    assert not queues.busy("s1")

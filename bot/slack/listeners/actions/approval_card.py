@@ -91,7 +91,10 @@ async def decide(
         services.open_cards.forget(thread.session_id, decision.pending.id)
         card = approval_card.decided_card(decision)
         if not await delivery.update(client, click.channel, click.message_ts, card):
-            log.error("approval card %s not updated", click.message_ts)
+            # The card still asks for a decision that was made (and maybe ran): say what
+            # happened in the thread instead.
+            log.error("approval card %s not updated; posting the outcome", click.message_ts)
+            await delivery.post(client, thread, approval_card.decided_card(decision))
         audit_channel = services.settings.approvals.audit_channel
         if decision.approved and audit_channel:
             try:

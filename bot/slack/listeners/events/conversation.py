@@ -73,9 +73,12 @@ def question_text(text: str, bot_user_id: str | None) -> str:
 
 
 async def accept(services: Services, incoming: Incoming, bot_user_id: str | None) -> None:
-    """Take a delivered message: drop repeats, answer the trivial at once, queue the rest."""
-    thread = incoming.thread
-    if not await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts):
+    """Take a delivered message: drop repeats, answer the trivial at once, queue the rest.
+
+    A queued message is claimed as seen only when its run starts (see sessions.py)."""
+    thread, dedupe = incoming.thread, services.dedupe
+    delivery_keys = (incoming.event_id, thread.channel, incoming.ts)
+    if not await dedupe.hold(*delivery_keys):
         log.info("duplicate delivery of %s in %s ignored", incoming.ts, thread.channel)
         return
     if not incoming.is_dm:
@@ -83,23 +86,41 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     question = question_text(incoming.text, bot_user_id)
     limit = services.settings.limits.max_message_chars
     client = services.client
-    if len(question) > limit:
-        await delivery.post_error(
-            client,
-            thread,
-            f"That message is too long for me ({len(question):,} characters; the limit is "
-            f"{limit:,}). Please shorten it and ask again.",
-        )
-        return
-    if not question:
-        await delivery.post_text(client, thread, HELP)
+    if len(question) > limit or not question:
+        try:
+            first = await dedupe.first_delivery(*delivery_keys)
+        finally:
+            dedupe.let_go(*delivery_keys)
+        if not first:
+            return
+        if question:
+            await delivery.post_error(
+                client,
+                thread,
+                f"That message is too long for me ({len(question):,} characters; the limit "
+                f"is {limit:,}). Please shorten it and ask again.",
+            )
+        else:
+            await delivery.post_text(client, thread, HELP)
         return
     status = StatusLine(client, thread, grace_s=services.status_grace_s)
 
     async def job() -> None:
+        try:
+            first = await dedupe.first_delivery(*delivery_keys)
+        finally:
+            dedupe.let_go(*delivery_keys)
+        if not first:
+            log.info("delivery of %s in %s was answered before", incoming.ts, thread.channel)
+            await status.clear()
+            return
         await run_turn(services, incoming, question, status)
 
-    if services.queues.submit(thread.session_id, job):
+    async def dropped() -> None:
+        dedupe.let_go(*delivery_keys)
+        await status.clear()
+
+    if services.queues.submit(thread.session_id, job, on_drop=dropped):
         await status.show(QUEUED, at_once=True)
 
 
