@@ -25,6 +25,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import ConfigError, Settings
+from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
 from bot.slack.proposals import Proposals
 from bot.slack.sessions import Dedupe, SessionQueues
@@ -62,12 +63,16 @@ def build_web_app(app: AsyncApp) -> web.Application:
         # Checked here as well as in Bolt, so an unsigned body is refused before parsing.
         if not verifier.is_valid_request(body, dict(request.headers)):
             return web.json_response({"error": "invalid signature"}, status=401)
+        why = payloads.problem(body, request.content_type)
+        if why is not None:
+            log.warning("signed request with a malformed body refused: %s", why)
+            return web.json_response({"error": "malformed body"}, status=400)
         try:
             bolt_request = await to_bolt_request(request)
-        except ValueError:
-            log.warning("signed request with a malformed body refused")
+            response = await app.async_dispatch(bolt_request)
+        except Exception as exc:  # a shape the check above did not foresee: still one line
+            log.warning("signed request Bolt could not read refused: %r", exc)
             return web.json_response({"error": "malformed body"}, status=400)
-        response = await app.async_dispatch(bolt_request)
         return await to_aiohttp_response(response)
 
     async def health(request: web.Request) -> web.StreamResponse:

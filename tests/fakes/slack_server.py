@@ -1,7 +1,7 @@
 """A local fake of the Slack Web API (aiohttp) that records every call.
 
 Point a real `slack_sdk` AsyncWebClient at `server.api_url` (its `base_url`). It answers
-what dbagent uses — auth.test, chat.postMessage/update/delete/postEphemeral,
+what dbagent uses — auth.test, chat.postMessage/update/delete/postEphemeral/getPermalink,
 files.getUploadURLExternal + the upload URL (served here too) + files.completeUploadExternal,
 usergroups.users.list, users.info (with tz), assistant.threads.setStatus, reactions.add/remove,
 conversations.info, views.open/update (each trigger id works once, as in Slack), and Socket
@@ -532,6 +532,11 @@ class FakeSlack(LocalServer):
             raise _Failure(self.set_status_error)
         return {}
 
+    def _permalink(self, args: JsonObject) -> JsonObject:
+        message = self._existing({"channel": args["channel"], "ts": args["message_ts"]})
+        path = f"{message.channel}/p{message.ts.replace('.', '')}"
+        return {"channel": message.channel, "permalink": f"https://fake.slack.com/archives/{path}"}
+
     def _nothing(self, args: JsonObject) -> JsonObject:
         return {}
 
@@ -589,6 +594,7 @@ _HANDLERS: dict[str, Callable[[FakeSlack, JsonObject], JsonObject]] = {
         "chat.update": FakeSlack._update,
         "chat.delete": FakeSlack._delete,
         "chat.postEphemeral": FakeSlack._post_ephemeral,
+        "chat.getPermalink": FakeSlack._permalink,
         "files.getUploadURLExternal": FakeSlack._get_upload_url,
         "files.completeUploadExternal": FakeSlack._complete_upload,
         "usergroups.users.list": FakeSlack._usergroup_members,

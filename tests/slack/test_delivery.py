@@ -63,3 +63,42 @@ async def test_a_card_that_cannot_be_updated_after_its_write_gets_a_message_in_t
     outcome = [t for t in texts if t.startswith("Approved by")]
     assert len(outcome) == 1 and "1 row" in outcome[0]
     assert texts.index(outcome[0]) < texts.index("Paid.")
+
+
+async def test_a_long_answer_is_its_beginning_and_the_whole_text_as_a_file(
+    harness: SlackHarness,
+) -> None:
+    paragraphs = [f"Paragraph {i}: " + "words of a long answer " * 20 for i in range(60)]
+    text = "\n\n".join(paragraphs)
+    assert len(text) > harness.settings.slack.max_answer_chars
+    harness.model.script(say(text))
+    thread_ts, _ = await harness.mention("tell me everything")
+    await settled(harness, lambda: harness.slack.files_in(CHANNEL, thread_ts))
+    posts = harness.thread(thread_ts)
+    assert len(posts) == 2  # the beginning, and the message sharing the file
+    assert posts[0].text.startswith("Paragraph 0:")
+    assert "attached" in str(posts[0].blocks)
+    (whole,) = harness.slack.files_in(CHANNEL, thread_ts)
+    assert whole.text == text
+
+
+async def test_an_answer_that_needs_more_than_three_messages_is_cut_the_same_way(
+    harness: SlackHarness,
+) -> None:
+    # Under the character limit, but four sections' worth once laid out.
+    text = "\n\n".join(f"Part {i}: " + "x" * 2_500 for i in range(4))
+    assert len(text) < harness.settings.slack.max_answer_chars
+    harness.model.script(say(text))
+    thread_ts, _ = await harness.mention("tell me a lot")
+    await settled(harness, lambda: harness.slack.files_in(CHANNEL, thread_ts))
+    assert len(harness.thread(thread_ts)) == 2
+    (whole,) = harness.slack.files_in(CHANNEL, thread_ts)
+    assert whole.text == text
+
+
+async def test_a_short_answer_stays_a_message(harness: SlackHarness) -> None:
+    harness.model.script(say("Short."))
+    thread_ts, _ = await harness.mention("hi")
+    await settled(harness, lambda: harness.thread(thread_ts))
+    assert harness.texts(thread_ts) == ["Short."]
+    assert harness.slack.files_in(CHANNEL, thread_ts) == []

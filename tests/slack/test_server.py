@@ -5,11 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import signal
 import socket
 import time
 from pathlib import Path
+from urllib.parse import urlencode
 
 import aiohttp
 import pytest
@@ -297,3 +299,61 @@ async def test_a_second_signal_exits_at_once(
     await asyncio.wait_for(task, 10)
     assert time.monotonic() - started < 3
     never.set()
+
+
+# -- signed but malformed -----------------------------------------------------------------
+
+JSON, FORM = "application/json", "application/x-www-form-urlencoded"
+
+
+def form(payload: object) -> str:
+    return urlencode({"payload": json.dumps(payload)})
+
+
+# (content type, body, what is wrong with it)
+MALFORMED = [
+    (JSON, "[1, 2]", "a list, not an object"),
+    (JSON, '"just a string"', "a string"),
+    (JSON, '{"type": "event_callback", "event": "nope"}', "an event that is not an object"),
+    (JSON, '{"type": "event_callback", "event": {"type": 5}}', "an event type that is a number"),
+    (JSON, '{"type": ["event_callback"]}', "a type that is a list"),
+    (
+        JSON,
+        '{"type": "event_callback", "event": {"type": "app_mention", "user": "U1", '
+        '"ts": "1.1", "channel": "C1", "text": "\\ud800"}}',
+        "a lone surrogate, which cannot be stored or posted",
+    ),
+    (FORM, "payload=notjson", "a payload that is not JSON"),
+    (FORM, form([1]), "a payload that is a list"),
+    (FORM, form({"type": "block_actions", "actions": "x", "user": "y"}), "actions not a list"),
+    (FORM, form({"type": "block_actions", "actions": [1], "user": {"id": "U1"}}), "an action 1"),
+    (FORM, form({"type": "view_submission", "view": "x", "user": {"id": "U1"}}), "a string view"),
+    (
+        FORM,
+        form({"type": "view_submission", "view": {"callback_id": "sql_edit_view", "state": 5}}),
+        "a view state that is a number",
+    ),
+    (FORM, "nothing=here", "a form without a payload"),
+    ("text/plain", "hello", "a content type Slack does not send"),
+]
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "reason"), MALFORMED, ids=[r for *_, r in MALFORMED]
+)
+async def test_a_signed_malformed_request_gets_400_and_one_log_line(
+    harness: SlackHarness,
+    caplog: pytest.LogCaptureFixture,
+    content_type: str,
+    body: str,
+    reason: str,
+) -> None:
+    with caplog.at_level(logging.INFO):
+        sent = await harness.post(body, content_type)
+        await harness.idle()
+    assert sent.status == 400, reason
+    serious = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert serious == [], reason
+    lines = [r for r in caplog.records if r.name == "bot.slack.server"]
+    assert len(lines) == 1 and "\n" not in lines[0].getMessage(), reason
+    await nothing_happened(harness)

@@ -20,22 +20,40 @@ from bot.agent.outcomes import (
     AlreadyDecided,
     ApprovalDecision,
     ApprovalExpired,
+    AwaitingApproval,
     Outcome,
     PendingApproval,
 )
-from bot.slack import delivery
+from bot.slack import cards, delivery
+from bot.slack.approvers import MembershipUnknown
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
 from bot.slack.clicks import Click, tell_clicker
+from bot.slack.outcome import Delivered, answer_in_thread, deliver
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
 from bot.slack.status_line import StatusLine
 from bot.state.grants import GrantScope
 
+try:
+    from bot.agent.outcomes import SelfApprovalRefused
+except ImportError:  # the agent side of four eyes is not merged yet
+
+    class SelfApprovalRefused(Exception):  # type: ignore[no-redef]
+        reason = ""
+
+
 log = logging.getLogger(__name__)
 
 NOT_AN_APPROVER = "Only the configured approvers can approve or deny changes; nothing was done."
 NO_APPROVERS = "No approvers are configured, so nobody can approve changes; nothing was done."
+MEMBERSHIP_UNKNOWN = (
+    "Slack could not tell me just now whether you are in the approvers' group, so nothing "
+    "was done. Please click again in a minute."
+)
+SELF_APPROVAL = (
+    "You asked for this change, so someone else must approve it (four eyes); nothing was done."
+)
 EXPIRED = "This approval request expired before anyone decided; nothing was done."
 ALREADY_DECIDED = (
     "This request is no longer pending (it was decided, or a newer message replaced it); "
@@ -62,7 +80,13 @@ async def handle_card_decision(
 
 async def handle_click(services: Services, click: Click) -> None:
     """Check who clicked, then queue the decision behind the thread's current run."""
-    if not await services.approvers.allows(click.user):
+    try:
+        allowed = await services.approvers.allows(click.user)
+    except MembershipUnknown:
+        log.warning("approver group of %s unknown; %s refused", click.user, click.action_id)
+        await tell_clicker(services, click, MEMBERSHIP_UNKNOWN)
+        return
+    if not allowed:
         log.info(
             "%s is not an approver; %s on %s refused", click.user, click.action_id, click.value
         )
@@ -72,6 +96,11 @@ async def handle_click(services: Services, click: Click) -> None:
     pending = await services.agent.pending(click.value)
     if pending is None:
         await tell_clicker(services, click, ALREADY_DECIDED)
+        return
+    approving = click.action_id != DENY
+    if approving and click.user == pending.requester and not _self_approval_allowed(services):
+        log.info("%s tried to approve their own change %s", click.user, pending.id)
+        await tell_clicker(services, click, SELF_APPROVAL)
         return
     thread = Thread.from_session_id(pending.session_id)
 
@@ -130,5 +159,32 @@ async def decide(
             await status.clear()
             await tell_clicker(services, click, ALREADY_DECIDED)
             return None
+        except SelfApprovalRefused as refused:
+            await status.clear()
+            await tell_clicker(services, click, refused.reason or SELF_APPROVAL)
+            return None
 
-    await delivery.answer_in_thread(services, thread, status, run(), what="decision")
+    async def poster(outcome: Outcome) -> Delivered:
+        if isinstance(outcome, AwaitingApproval) and outcome.pending.id == click.value:
+            # Counted, but more approvers must click: the same card shows who has.
+            await cards.update_card(services, click.channel, click.message_ts, outcome.pending)
+            approvals = len(getattr(outcome.pending, "approvals", ()) or ())
+            required = int(getattr(outcome.pending, "required", 1) or 1)
+            await tell_clicker(services, click, counted(approvals, required))
+            return Delivered(card_ts=click.message_ts)
+        return await deliver(services, thread, outcome)
+
+    await answer_in_thread(services, thread, status, run(), what="decision", poster=poster)
+
+
+def counted(approvals: int, required: int) -> str:
+    waiting = max(required - approvals, 1)
+    more = "another approver" if waiting == 1 else f"{waiting} more approvers"
+    return (
+        f"Your approval is counted ({approvals} of {required}). The change runs when "
+        f"{more} approve{'s' if waiting == 1 else ''}; nothing has run yet."
+    )
+
+
+def _self_approval_allowed(services: Services) -> bool:
+    return services.settings.approvals.allow_self_approval

@@ -10,6 +10,7 @@ from typing import Any
 
 from bot.agent.outcomes import Outcome
 from bot.slack import delivery
+from bot.slack.outcome import answer_in_thread
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
 from bot.slack.status_line import StatusLine
@@ -141,6 +142,4 @@ async def run_turn(
             progress=status.show,
         )
 
-    await delivery.answer_in_thread(
-        services, thread, status, run(), what="run", replier=incoming.user
-    )
+    await answer_in_thread(services, thread, status, run(), what="run", replier=incoming.user)

@@ -14,6 +14,7 @@ from tests.slack.conftest import (
     AUDIT_CHANNEL,
     BYSTANDER,
     CHANNEL,
+    GROUP,
     GROUP_MEMBER,
     PRODUCTION,
     SCHEMA,
@@ -80,10 +81,13 @@ async def test_a_write_runs_once_after_an_approver_clicks(harness: SlackHarness)
     assert texts[-1] == "Order 11 is now paid."
     assert json.loads(harness.model.new_tool_results()[0])["affected_rows"] == 1
 
-    # One audit line: who asked, who approved, where, the outcome.
-    (audit,) = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
+    # Two audit lines: the card was posted (with a link to it); the write ran (who asked,
+    # who approved, where, the outcome).
+    posted, ran = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
+    for part in (f"<@{ASKER}>", STAGING, "https://fake.slack.com/archives/"):
+        assert part in posted.text
     for part in (f"<@{ASKER}>", f"<@{APPROVER}>", STAGING, "1 row"):
-        assert part in audit.text
+        assert part in ran.text
 
 
 async def test_members_of_an_approver_group_may_approve(harness: SlackHarness) -> None:
@@ -132,7 +136,9 @@ async def test_a_deny_does_not_run_the_write(harness: SlackHarness) -> None:
     decided = slack.message(CHANNEL, card.ts)
     assert "Denied" in shown(decided) and not has_buttons(decided)
     assert "denied by" in harness.model.new_tool_results()[0]
-    assert [m for m in slack.messages if m.channel == AUDIT_CHANNEL] == []
+    # The audit channel heard of the card, and of nothing that ran.
+    (posted,) = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
+    assert posted.text.startswith(":lock:")
 
 
 async def test_the_sql_that_runs_comes_from_the_stored_approval_not_the_click(
@@ -259,3 +265,82 @@ async def test_an_expired_card_runs_nothing_and_loses_its_buttons(harness: Slack
     assert await column(harness, "status", 11) == "pending"
     expired = slack.message(CHANNEL, card.ts)
     assert not has_buttons(expired) and "expired" in shown(expired)
+
+
+async def test_the_card_mentions_the_approvers_and_says_when_it_expires(
+    harness: SlackHarness,
+) -> None:
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    # The notification text itself mentions them, so Slack notifies them.
+    assert f"<@{APPROVER}>" in card.text and f"<!subteam^{GROUP}>" in card.text
+    assert "<!date^" in card.text and "{date_short_pretty} {time}|" in card.text
+    assert "Approvals:* 0 of 1" in shown(card)
+
+
+async def test_the_requester_cannot_approve_their_own_change(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid", user=APPROVER)
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_once", card, user=APPROVER)
+    (refusal,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "someone else must approve" in refusal.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+    assert has_buttons(slack.message(CHANNEL, card.ts))
+    # Another approver may.
+    await harness.click("approve_once", card, user=GROUP_MEMBER)
+    await answered(harness, thread_ts, "Paid.")
+    assert await column(harness, "status", 11) == "paid"
+
+
+async def test_a_group_member_is_refused_when_slack_cannot_confirm_the_group(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    slack.fail_next("usergroups.users.list", "missing_scope")
+    await harness.click("approve_once", card, user=GROUP_MEMBER)
+    (refusal,) = await slack.wait_for(lambda: slack.ephemerals(GROUP_MEMBER))
+    assert "could not tell me" in refusal.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+
+
+async def test_approvers_get_a_dm_with_a_link_to_the_card(harness: SlackHarness) -> None:
+    harness.settings.approvals.dm = True
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    await harness.wait_for_card(thread_ts)
+    dms = {m.channel: m for m in harness.slack.messages if m.channel in (APPROVER, GROUP_MEMBER)}
+    assert set(dms) == {APPROVER, GROUP_MEMBER}  # the group expanded to its members
+    for dm in dms.values():
+        assert "https://fake.slack.com/archives/" in dm.text and f"<@{ASKER}>" in dm.text
+
+
+async def test_a_cut_card_whose_full_sql_cannot_be_attached_offers_no_approve(
+    harness: SlackHarness,
+) -> None:
+    long_sql = MARK_PAID + " AND note <> '" + "x" * 3_000 + "'"
+    harness.model.script(write(long_sql))
+    harness.slack.fail_next("files.getUploadURLExternal", "internal_error", times=10)
+    thread_ts, _ = await harness.mention("mark order 11 as paid, carefully")
+    card = await harness.wait_for_card(thread_ts)
+    actions = [e["action_id"] for b in card.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert actions == ["deny"]
+    assert "Cannot be approved here" in shown(card)
+
+
+async def test_a_cut_card_comes_after_its_full_sql(harness: SlackHarness) -> None:
+    long_sql = MARK_PAID + " AND note <> '" + "x" * 3_000 + "'"
+    harness.model.script(write(long_sql))
+    thread_ts, _ = await harness.mention("mark order 11 as paid, carefully")
+    card = await harness.wait_for_card(thread_ts)
+    (full,) = harness.slack.files_in(CHANNEL, thread_ts)
+    assert full.text == long_sql
+    actions = [e["action_id"] for b in card.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert actions == ["approve_once", "approve_thread", "deny"]
