@@ -46,12 +46,16 @@ _INVISIBLE = re.compile(
 )
 
 
+def shown(text: str) -> str:
+    """Text from the model or a server, escaped, with invisible characters made visible."""
+    return escape(_INVISIBLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text))
+
+
 def code_text(text: str) -> str:
     """Text to show inside a ``` block exactly as it is: escaped, with anything that could
     end the block early (a ``` of its own) broken up, and invisible characters made visible,
     so an approver reads the statement that will run and nothing else."""
-    visible = _INVISIBLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-    return escape(visible).replace("```", "`\u200b`\u200b`")
+    return shown(text).replace("```", "`\u200b`\u200b`")
 
 
 def to_mrkdwn(markdown: str) -> str:

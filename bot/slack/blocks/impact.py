@@ -58,10 +58,10 @@ def _how_it_runs(statement: StatementImpact) -> str | None:
         rows = f" of {scanned} rows" if scanned is not None else ""
         return f":warning: full table scan{rows}: it locks every row it reads"
     if statement.index:
-        access = f" ({mrkdwn.escape(statement.access)})" if statement.access else ""
+        access = f" ({mrkdwn.shown(statement.access)})" if statement.access else ""
         return f"uses index `{mrkdwn.code_text(statement.index)}`{access}"
     if statement.access:
-        return f"access: {mrkdwn.escape(statement.access)}"
+        return f"access: {mrkdwn.shown(statement.access)}"
     return None
 
 
@@ -69,7 +69,7 @@ def _facts(statement: StatementImpact) -> list[str]:
     lines = [f"*Rows:* {rows_text(statement)}"]
     reaches = [*statement.tables, *statement.triggers, *statement.cascades]
     if reaches:
-        lines.append("*Reaches:* " + ", ".join(mrkdwn.escape(item) for item in reaches))
+        lines.append("*Reaches:* " + ", ".join(mrkdwn.shown(item) for item in reaches))
     how = _how_it_runs(statement)
     if how:
         lines.append(f"*How it runs:* {how}")
@@ -85,9 +85,9 @@ def _facts(statement: StatementImpact) -> list[str]:
     if statement.undo:
         lines.append("*Undo:* available after it runs")
     else:
-        why = f": {mrkdwn.escape(statement.undo_reason)}" if statement.undo_reason else ""
+        why = f": {mrkdwn.shown(statement.undo_reason)}" if statement.undo_reason else ""
         lines.append(f"*Undo:* not available{why}")
-    lines.extend(f"_{mrkdwn.escape(note)}_" for note in statement.notes)
+    lines.extend(f"_{mrkdwn.shown(note)}_" for note in statement.notes)
     return lines
 
 
