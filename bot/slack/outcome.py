@@ -3,7 +3,6 @@ for — and `answer_in_thread`, the one way every run of the agent ends in Slack
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -84,21 +83,20 @@ async def answer_in_thread(
     session = thread.session_id
     before = _OpenBefore.of(services, session) if replier is not None else None
     try:
-        outcome = await run
-    except asyncio.CancelledError:  # the bot is stopping: leave no status line behind
+        try:
+            outcome = await run
+        except Exception:
+            log.exception("%s in %s failed", what, session)
+            outcome = Failed(UNEXPECTED)
+        if outcome is None:
+            return
+        if poster is not None:
+            delivered = await poster(outcome)
+        else:
+            delivered = await deliver(services, thread, outcome)
+    finally:
+        # Also when the bot is stopping and cancels the run: no status line is left behind.
         await status.clear()
-        raise
-    except Exception:
-        log.exception("%s in %s failed", what, session)
-        outcome = Failed(UNEXPECTED)
-    if outcome is None:
-        await status.clear()
-        return
-    if poster is not None:
-        delivered = await poster(outcome)
-    else:
-        delivered = await deliver(services, thread, outcome)
-    await status.clear()
     if before is not None and replier is not None:
         await before.close_if_gone(services, session, replier)
     if isinstance(outcome, AwaitingApproval):
