@@ -56,7 +56,7 @@ from bot.config import DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.slack.web_api import api_session, make_client
+from bot.slack.web_api import ChannelPacer, api_session, make_client
 from bot.state.store import StateStore
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
@@ -219,9 +219,12 @@ class Bench:
             skills=Skills.load(),
         )
         self.session = api_session()
-        self.app = build_app(
-            self.settings, agent, self.store, make_client(self.settings, session=self.session)
-        )
+        # All threads share one channel, where Slack would allow about one post a second:
+        # the bot's own pacing is lifted here (the fake Slack has no such limit), since this
+        # measures the bot's overhead, not Slack's rate (tests/slack/test_web_api.py does).
+        unpaced = ChannelPacer(rate=10_000.0, burst=10_000)
+        client = make_client(self.settings, session=self.session, pacer=unpaced)
+        self.app = build_app(self.settings, agent, self.store, client)
         instrument(self.app, model)
         web_app = build_web_app(self.app)
         web_app.middlewares.append(start_turn)
