@@ -11,6 +11,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bot.sql.lexical import trim_sql
 from bot.sql.risk import classify
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
@@ -59,7 +60,7 @@ def _target(answer: str, block_start: int, databases: Sequence[str]) -> str | No
 def find_sql_blocks(answer: str, databases: Sequence[str]) -> list[SqlBlock]:
     blocks = []
     for match in _FENCE.finditer(answer):
-        label, body = match.group(1).lower(), match.group(2).strip()
+        label, body = match.group(1).lower(), trim_sql(match.group(2))
         if not body:
             continue
         if label and label not in _SQL_LABELS:

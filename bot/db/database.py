@@ -12,6 +12,7 @@ from bot.db import catalog
 from bot.db.pool import ConnectionPool
 from bot.db.session import RawResult, Session, open_session
 from bot.db.types import DbError, Execution, ResultSet, StatementOutcome
+from bot.sql.lexical import statement_text
 
 
 class Database:
@@ -35,7 +36,7 @@ class Database:
 
         On failure raises DbError whose `.outcomes` holds the statements that finished.
         """
-        texts = [text for text in (_trimmed(sql) for sql in statements) if text]
+        texts = [text for text in map(statement_text, statements) if text]
         if not texts:
             raise DbError("no SQL statement to run")
         if use_replica and not read_only:
@@ -125,7 +126,3 @@ class Database:
             last_insert_id=raw.last_insert_id,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-
-
-def _trimmed(sql: str) -> str:
-    return sql.strip().rstrip(";").rstrip()
