@@ -7,6 +7,7 @@ stored approval, never from a click's payload.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -25,7 +26,7 @@ from bot.slack.blocks.common import (
     slack_date,
 )
 from bot.slack.blocks.impact import impact_blocks, rows_summary
-from bot.state.grants import SQL_WHITESPACE
+from bot.sql.lexical import trim_sql
 
 APPROVE_ONCE = "approve_once"
 APPROVE_THREAD = "approve_thread"
@@ -39,7 +40,7 @@ _ENVIRONMENT_ICONS = {"production": ":red_circle:", "staging": ":large_yellow_ci
 
 def card_sql(sql: str) -> tuple[str, bool]:
     """The SQL as shown in a card (escaped, cut to fit); True when it was cut."""
-    return mrkdwn.truncate(mrkdwn.code_text(sql.strip(SQL_WHITESPACE)), CARD_SQL_CHARS)
+    return mrkdwn.truncate(mrkdwn.code_text(trim_sql(sql)), CARD_SQL_CHARS)
 
 
 def _facts(pending: PendingApproval) -> Block:
@@ -70,6 +71,11 @@ class CardContext:
     approvable: bool = True
 
 
+def _one_line(text: str) -> str:
+    """Runs of ASCII whitespace as one space; any other space stays, to be marked."""
+    return re.sub(r"[ \t\r\n\f\v]+", " ", text).strip(" ")
+
+
 def mention(approver: str) -> str:
     """A configured approver as Slack notifies them: a user, or a user group."""
     if approver.startswith("S"):
@@ -98,7 +104,7 @@ def _asked(pending: PendingApproval) -> Block | None:
     words = str(getattr(pending, "request_text", "") or "").strip()
     if not words:
         return None
-    quoted = mrkdwn.truncate(mrkdwn.escape(" ".join(words.split())), 1_500)[0]
+    quoted = mrkdwn.truncate(mrkdwn.shown(_one_line(words)), 1_500)[0]
     return context(f"{person(pending.requester)} asked: “{quoted}”")
 
 
@@ -124,7 +130,7 @@ def _sql_blocks(pending: PendingApproval) -> list[Block]:
     if cut:
         blocks.append(
             context(
-                f"The SQL is cut here ({len(pending.sql.strip()):,} characters); "
+                f"The SQL is cut here ({len(trim_sql(pending.sql)):,} characters); "
                 "the full text is attached in this thread."
             )
         )
@@ -206,7 +212,7 @@ def approval_card(pending: PendingApproval, card: CardContext | None = None) -> 
     blocks.extend(_sql_blocks(pending))
     blocks.extend(impact_blocks(impact))
     if pending.reason:
-        blocks.append(context(mrkdwn.truncate(mrkdwn.escape(pending.reason), 1_000)[0]))
+        blocks.append(context(mrkdwn.truncate(mrkdwn.shown(pending.reason), 1_000)[0]))
     blocks.append(_who_may_approve(pending, card))
     if not card.approvable:
         blocks.append(
@@ -254,7 +260,7 @@ def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
     earlier = [a for a in approvals if a != decision.approver]
     if decision.approved and earlier:
         line += " (also approved by " + ", ".join(person(a) for a in earlier) + ")"
-    outcome, _ = mrkdwn.truncate(mrkdwn.escape(decision.summary), 2_000)
+    outcome, _ = mrkdwn.truncate(mrkdwn.shown(decision.summary), 2_000)
     blocks = [
         {"type": "header", "text": plain(f"{icon} {verb}")},
         _facts(pending),
@@ -266,7 +272,7 @@ def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
     if decision.approved and undo_id:
         blocks.append(undo_button(str(undo_id)))
     elif decision.approved and undo_reason:
-        blocks.append(context(f"No Undo: {mrkdwn.escape(undo_reason)}"))
+        blocks.append(context(f"No Undo: {mrkdwn.shown(undo_reason)}"))
     text = f"{verb} by {who}: {outcome}"
     return {"text": text, "blocks": blocks}
 
@@ -289,8 +295,8 @@ def undo_button(undo_id: str) -> Block:
 
 def posted_line(pending: PendingApproval, card_link: str | None) -> str:
     """The audit channel's line when a card is posted: who asks for what, where."""
-    sql = " ".join(pending.sql.split())
-    sql, _ = mrkdwn.truncate(mrkdwn.escape(sql).replace("`", "'"), 300)
+    sql = _one_line(pending.sql)
+    sql, _ = mrkdwn.truncate(mrkdwn.shown(sql).replace("`", "'"), 300)
     where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
     link = f" <{card_link}|card>" if card_link else ""
     return (
@@ -314,9 +320,9 @@ def approver_dm(pending: PendingApproval, card_link: str | None) -> dict[str, An
 def audit_line(decision: ApprovalDecision) -> str:
     """One line for the audit channel per executed write."""
     pending = decision.pending
-    sql = " ".join(pending.sql.split())
-    sql, _ = mrkdwn.truncate(mrkdwn.escape(sql).replace("`", "'"), 300)
-    outcome, _ = mrkdwn.truncate(mrkdwn.escape(decision.summary), 500)
+    sql = _one_line(pending.sql)
+    sql, _ = mrkdwn.truncate(mrkdwn.shown(sql).replace("`", "'"), 300)
+    outcome, _ = mrkdwn.truncate(mrkdwn.shown(decision.summary), 500)
     return (
         f"{person(pending.requester)} asked, {person(decision.approver)} approved "
         f"({decision.scope or 'once'}) a {mrkdwn.escape(pending.risk)} on "
