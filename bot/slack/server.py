@@ -15,7 +15,7 @@ import contextlib
 import logging
 import os
 import signal
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -28,6 +28,7 @@ from bot.config import ConfigError, Settings
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
 from bot.slack.proposals import Proposals
+from bot.slack.recovery import tell_interrupted
 from bot.slack.sessions import Dedupe, SessionQueues
 from bot.slack.web_api import api_session, make_client
 from bot.state.store import StateStore
@@ -116,7 +117,7 @@ async def _prune_forever(dedupe: Dedupe, proposals: Proposals) -> None:
 
 async def _build_agent(
     settings: Settings, store: StateStore
-) -> tuple[Agent, DatabaseRegistry, ModelClient]:
+) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Any]]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
     from bot.agent import Agent
     from bot.agent.model import build_model_client
@@ -132,8 +133,8 @@ async def _build_agent(
         model=model,
         skills=Skills.load(),
     )
-    await agent.recover()
-    return agent, databases, model
+    interrupted = await agent.recover()  # changes stopped while they ran, to tell
+    return agent, databases, model, list(interrupted or ())
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -201,11 +202,12 @@ async def serve(settings: Settings) -> None:
     pruner: asyncio.Task[None] | None = None
     app: AsyncApp | None = None
     try:
-        agent, databases, model = await _build_agent(settings, store)
+        agent, databases, model, interrupted = await _build_agent(settings, store)
         client = make_client(settings, session=session)
         await _verify_bot_token(client)
         app = build_app(settings, agent, store, client)
         services = services_of_app(app)
+        await tell_interrupted(services, interrupted)
         pruner = asyncio.create_task(_prune_forever(services.dedupe, services.proposals))
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:

@@ -30,6 +30,7 @@ from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
+from bot.slack.recovery import tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.slack.web_api import ChannelPacer, api_session, make_client
 from bot.state.store import StateStore
@@ -200,7 +201,7 @@ class SlackHarness:
             model=self.model_client,
             skills=Skills.load(),
         )
-        await self.agent.recover()
+        interrupted = await self.agent.recover()
         self.session = api_session(self.api_timeout_s)
         client = make_client(
             self.settings,
@@ -210,6 +211,8 @@ class SlackHarness:
             pacer=self.pacer,
         )
         self.app = build_app(self.settings, self.agent, self.store, client)
+        # As serve() does: threads hear of changes the last process stopped while they ran.
+        await tell_interrupted(services_of_app(self.app), interrupted)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
