@@ -93,6 +93,16 @@ class Database:
         async with self._catalog_session() as session:
             return await catalog.explain(session, sql)
 
+    def primary_reads(self, timeout_s: float | None = None) -> AbstractAsyncContextManager[Session]:
+        """A read-only session on the primary, where approved writes run: what a write will
+        reach and touch is read there, never on a lagging replica."""
+        timeout = self.limits.statement_timeout_s if timeout_s is None else timeout_s
+        return open_session(self._primary_pool(), read_only=True, timeout_s=timeout)
+
+    def catalog_reads(self) -> AbstractAsyncContextManager[Session]:
+        """A read-only session where reads go (the replica when `read_url` is set)."""
+        return self._catalog_session()
+
     async def close(self) -> None:
         for pool in (self._primary, self._replica):
             if pool is not None:
