@@ -71,6 +71,12 @@ class CardContext:
     approvable: bool = True
 
 
+def _header(title: str, pending: PendingApproval) -> str:
+    """A header names the database too; Slack allows a header 150 characters."""
+    text = f"{title} on {pending.database}"
+    return text if len(text) <= 150 else text[:149] + "…"
+
+
 def _one_line(text: str) -> str:
     """Runs of ASCII whitespace as one space; any other space stays, to be marked."""
     return re.sub(r"[ \t\r\n\f\v]+", " ", text).strip(" ")
@@ -89,8 +95,7 @@ def expiry(at: float) -> str:
 
 
 def _impact(pending: PendingApproval) -> Impact | None:
-    impact = getattr(pending, "impact", None)
-    return impact if isinstance(impact, Impact) else None
+    return pending.impact
 
 
 def _approvals(pending: PendingApproval) -> tuple[tuple[str, ...], int]:
@@ -101,7 +106,7 @@ def _approvals(pending: PendingApproval) -> tuple[tuple[str, ...], int]:
 
 
 def _asked(pending: PendingApproval) -> Block | None:
-    words = str(getattr(pending, "request_text", "") or "").strip()
+    words = pending.request_text.strip()
     if not words:
         return None
     quoted = mrkdwn.truncate(mrkdwn.shown(_one_line(words)), 1_500)[0]
@@ -203,7 +208,10 @@ def approval_card(pending: PendingApproval, card: CardContext | None = None) -> 
     if card.expires_at is not None:
         summary += f". Expires {expiry(card.expires_at)}"
     blocks: list[Block] = [
-        {"type": "header", "text": plain(f":lock: Approval needed: {pending.risk}")},
+        {
+            "type": "header",
+            "text": plain(_header(f":lock: Approval needed: {pending.risk}", pending)),
+        },
         _facts(pending),
     ]
     asked = _asked(pending)

@@ -84,7 +84,7 @@ async def test_a_write_runs_once_after_an_approver_clicks(harness: SlackHarness)
     # Two audit lines: the card was posted (with a link to it); the write ran (who asked,
     # who approved, where, the outcome).
     posted, ran = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
-    for part in (f"<@{ASKER}>", STAGING, "https://fake.slack.com/archives/"):
+    for part in (f"<@{ASKER}>", STAGING, "1 row", "https://fake.slack.com/archives/"):
         assert part in posted.text
     for part in (f"<@{ASKER}>", f"<@{APPROVER}>", STAGING, "1 row"):
         assert part in ran.text
@@ -344,3 +344,12 @@ async def test_a_cut_card_comes_after_its_full_sql(harness: SlackHarness) -> Non
     assert full.text == long_sql
     actions = [e["action_id"] for b in card.blocks if b["type"] == "actions" for e in b["elements"]]
     assert actions == ["approve_once", "approve_thread", "deny"]
+
+
+async def test_the_card_shows_the_rows_the_change_will_touch(harness: SlackHarness) -> None:
+    harness.model.script(write("UPDATE orders SET status = 'late' WHERE status = 'pending'"))
+    thread_ts, _ = await harness.mention("mark pending orders late")
+    card = await harness.wait_for_card(thread_ts)
+    assert "2 rows" in card.text and "*Rows:* 2 rows" in shown(card)
+    assert "First 2 rows it changes" in shown(card)
+    assert "mark pending orders late" in shown(card)  # who asked, in their words
