@@ -11,6 +11,7 @@ from bot.agent.outcomes import (
     AwaitingApproval,
     AwaitingReply,
     Failed,
+    Interrupted,
     NotYourQuestion,
     Option,
     Outcome,
@@ -19,6 +20,7 @@ from bot.agent.outcomes import (
     QueryResult,
     Question,
     Requester,
+    SelfApprovalRefused,
 )
 from bot.agent.sessions import Session, SessionStatus
 from bot.agent.skills import Skill, Skills
@@ -32,6 +34,7 @@ __all__ = [
     "AwaitingApproval",
     "AwaitingReply",
     "Failed",
+    "Interrupted",
     "ModelClient",
     "ModelError",
     "NotYourQuestion",
@@ -42,6 +45,7 @@ __all__ = [
     "QueryResult",
     "Question",
     "Requester",
+    "SelfApprovalRefused",
     "Session",
     "SessionStatus",
     "Skill",

@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bot.agent.loop import (
@@ -33,20 +34,28 @@ from bot.agent.outcomes import (
     ApprovalExpired,
     AwaitingApproval,
     Failed,
+    Interrupted,
     NotYourQuestion,
     Outcome,
     PendingApproval,
     Progress,
     Question,
     Requester,
+    SelfApprovalRefused,
 )
+from bot.agent.recovery import OUTCOME_UNKNOWN, interrupted_change, is_call_of
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
 from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
+from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.query import QueryParameters, execute_query
-from bot.config import Mode, Settings
+from bot.agent.undo import UNDO, undo_card
+from bot.config import Environment, Mode, Settings
+from bot.db.images import TableImage
 from bot.db.types import DbError
+from bot.db.undo import rows_took_the_change
 from bot.state.audit import AuditLog
+from bot.state.executions import ExecutionRecord, Executions, Phase
 from bot.state.grants import Grants, GrantScope
 from bot.state.store import StateStore, Table
 
@@ -62,6 +71,26 @@ DIRECT = "direct"  # a person's Run button: an approval that resumes no model ru
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
 INTERRUPTED = "interrupted: the bot stopped during this run"
+SELF_APPROVAL = (
+    "You asked for this change, so you cannot approve it yourself: another approver must "
+    "(four eyes)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DirectRun:
+    """What a person's Run (or an approved direct card) ended in, with its undo."""
+
+    outcome: Answer | Failed
+    undo_id: str | None = None
+    undo_reason: str = ""
+
+
+def _narrowest(chosen: tuple[str, ...], scope: GrantScope) -> GrantScope:
+    """A thread grant only when every approver chose it."""
+    if scope is GrantScope.ONCE or GrantScope.ONCE.value in chosen:
+        return GrantScope.ONCE
+    return GrantScope.THREAD
 
 
 class SessionLocks:
@@ -100,6 +129,7 @@ class Agent:
         self.sessions = Sessions(store)
         self.audit = AuditLog(store)
         self.grants = Grants(store, settings.limits)
+        self.executions = Executions(store)
         self._parts = Parts(
             settings=settings,
             store=store,
@@ -207,8 +237,8 @@ class Agent:
         if progress is not None:
             await progress(f"Running query on {database}…")
         outcome = await self._direct_execute(context, database, sql)
-        if isinstance(outcome, Failed | Answer):
-            return outcome
+        if isinstance(outcome, DirectRun):
+            return outcome.outcome
         pending = PendingApproval(
             id=uuid.uuid4().hex,
             session_id=session_id,
@@ -222,6 +252,7 @@ class Agent:
             reason=outcome.reason,
             kind=DIRECT,
             impact=outcome.impact,
+            required=self.settings.approvals.required_for(Environment(outcome.environment)),
         )
         await self.store.put(PENDING, pending.id, pending.to_json())
         return AwaitingApproval(pending)
@@ -233,10 +264,12 @@ class Agent:
     async def session(self, session_id: str) -> Session | None:
         return await self.sessions.load(session_id)
 
-    async def recover(self) -> None:
+    async def recover(self) -> list[Interrupted]:
         """At start: runs the last process left `running` are `interrupted`. Sessions awaiting
         approval stay as they are: their pending records are in the store, and a click
-        resumes them here."""
+        resumes them here. Approved changes it stopped while they ran are never re-run: each
+        is audited as `outcome unknown`, its paused call (if any) answered with what is
+        known, its grant dropped, and it is returned for the adapter to tell the thread."""
 
         def mark(table: Table) -> int:
             count = 0
@@ -251,6 +284,72 @@ class Agent:
         count = await self.store.transact("sessions", mark)
         if count:
             log.info("%d session(s) were interrupted by a restart", count)
+        interrupted = []
+        for record in await self.executions.unfinished():
+            item = interrupted_change(record, await self._rows_took_it(record))
+            await self.audit.record(
+                session_id=record.session_id,
+                requester=record.requester,
+                approver=record.approver,
+                database=record.database,
+                environment=record.environment,
+                risk="write",
+                sql=record.sql,
+                outcome=OUTCOME_UNKNOWN,
+                error=item.text,
+                execution_id=record.id,
+            )
+            await self._answer_interrupted_call(record, item.text)
+            await self.executions.interrupt(record.id, OUTCOME_UNKNOWN)
+            interrupted.append(item)
+        dropped = await self.grants.drop_held()
+        if interrupted or dropped:
+            log.warning(
+                "%d approved change(s) were cut off by a stop; %d grant(s) dropped",
+                len(interrupted),
+                dropped,
+            )
+        return interrupted
+
+    async def undo(self, undo_id: str, *, requester: Requester, session_id: str) -> Outcome:
+        """The inverse of an approved change, as a new card under the same rules (impact,
+        four eyes, bound). Rows changed since are conflicts: listed, and skipped."""
+        outcome = await undo_card(
+            self._parts, self.executions, undo_id, requester=requester, session_id=session_id
+        )
+        if isinstance(outcome, AwaitingApproval):
+            await self.store.put(PENDING, outcome.pending.id, outcome.pending.to_json())
+            await record_pending(self.audit, outcome.pending, None, "awaiting_approval")
+        return outcome
+
+    async def _rows_took_it(self, record: ExecutionRecord) -> bool | None:
+        """For a stop during COMMIT: whether the rows hold what the change wrote (None when
+        they cannot tell, or the database cannot be read now)."""
+        if record.phase is not Phase.COMMITTING or record.undo_id is None:
+            return None
+        undo = await self.executions.undo(record.undo_id)
+        if undo is None:
+            return None
+        try:
+            database = self._parts.databases.get(record.database)
+            images = [TableImage.from_json(image) for image in undo.images]
+            return await rows_took_the_change(database, images)
+        except DbError as exc:
+            log.warning("could not read back change %s: %s", record.id, exc.message)
+            return None
+
+    async def _answer_interrupted_call(self, record: ExecutionRecord, text: str) -> None:
+        """The paused execute_query that was running learns what is known, so the model does
+        not take the call for one that never ran."""
+        async with self._locks.hold(record.session_id):
+            session = await self.sessions.load(record.session_id)
+            if session is None:
+                return
+            for call in open_calls(session.messages):
+                if call.name == "execute_query" and is_call_of(call.arguments, record):
+                    session.messages.append(tool_message(call.id, f"Error: {text}"))
+                    await self.sessions.save(session)
+                    return
 
     # -----------------------------------------------------------------------------------
     async def _decide(
@@ -267,25 +366,80 @@ class Agent:
         if time.time() - float(record.get("created_at") or 0) > self.settings.limits.approval_ttl_s:
             await self._expire(pending_id)
             raise ApprovalExpired(pending_id)
-        if record.get("kind") == DIRECT:
-            return await self._decide_direct(pending_id, approver, scope, on_decided)
+        if scope is not None:
+            self._refuse_self_approval(PendingApproval.from_json(record), approver)
+        if record.get("kind") in (DIRECT, UNDO):
+            claim = await self._claim(pending_id, approver, scope)
+            if isinstance(claim, AwaitingApproval):
+                return claim
+            return await self._decide_direct(claim, approver, scope, on_decided)
         async with self._locks.hold(record["session_id"]):
             # The claim: exactly one click gets the record; a second one finds it gone.
-            claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
-            if claimed is None:
-                raise AlreadyDecided(pending_id)
-            pending = PendingApproval.from_json(claimed)
+            claim = await self._claim(pending_id, approver, scope)
+            if isinstance(claim, AwaitingApproval):
+                return claim
+            pending = claim
             session = await self.sessions.load(pending.session_id)
             call = None if session is None else find_call(session.messages, pending.tool_call_id)
             if session is None or session.pending_id != pending_id or call is None:
                 log.warning("pending approval %s has no paused run to resume", pending_id)
                 raise AlreadyDecided(pending_id)
             runner = Runner(self._parts, session, progress)
+            granted = None if scope is None else _narrowest(claim.scopes, scope)
             return await runner.guarded(
                 lambda: runner.decide(
-                    pending, call, approver=approver, scope=scope, on_decided=on_decided
+                    pending, call, approver=approver, scope=granted, on_decided=on_decided
                 )
             )
+
+    def _refuse_self_approval(self, pending: PendingApproval, approver: str) -> None:
+        if self.settings.approvals.allow_self_approval or approver != pending.requester:
+            return
+        raise SelfApprovalRefused(pending.id, SELF_APPROVAL)
+
+    def _required(self, pending: PendingApproval) -> int:
+        try:
+            environment = Environment(pending.environment)
+        except ValueError:
+            return max(pending.required, self.settings.approvals.required)
+        return max(pending.required, self.settings.approvals.required_for(environment))
+
+    async def _claim(
+        self, pending_id: str, approver: str, scope: GrantScope | None
+    ) -> PendingApproval | AwaitingApproval:
+        """One store transaction: a deny, or the approval that completes the count, takes
+        the record (exactly one click can); an earlier approval is counted (once per person)
+        and the record stays, awaiting the next approver."""
+
+        def tally(table: Table) -> tuple[bool, PendingApproval] | None:
+            data = table.get(pending_id)
+            if data is None:
+                return None
+            pending = PendingApproval.from_json(data)
+            if scope is None:
+                table.pop(pending_id)
+                return True, pending
+            if approver not in pending.approvals:
+                pending = replace(
+                    pending,
+                    approvals=(*pending.approvals, approver),
+                    scopes=(*pending.scopes, scope.value),
+                )
+            if len(pending.approvals) >= self._required(pending):
+                table.pop(pending_id)
+                return True, pending
+            table[pending_id] = pending.to_json()
+            return False, pending
+
+        claimed = await self.store.transact(PENDING, tally)
+        if claimed is None:
+            raise AlreadyDecided(pending_id)
+        complete, pending = claimed
+        if not complete:
+            counted = f"approved ({len(pending.approvals)} of {self._required(pending)})"
+            await record_pending(self.audit, pending, approver, counted)
+            return AwaitingApproval(pending)
+        return pending
 
     async def _expire(self, pending_id: str) -> None:
         """An undecided approval past its lifetime: drop it, tell the audit log, and answer
@@ -295,7 +449,7 @@ class Agent:
             return
         pending = PendingApproval.from_json(claimed)
         await record_pending(self.audit, pending, None, "expired")
-        if pending.kind == DIRECT:
+        if pending.kind in (DIRECT, UNDO):
             return
         async with self._locks.hold(pending.session_id):
             session = await self.sessions.load(pending.session_id)
@@ -334,49 +488,46 @@ class Agent:
 
     async def _direct_execute(
         self, context: ToolContext, database: str, sql: str
-    ) -> Answer | Failed | ApprovalRequired:
+    ) -> DirectRun | ApprovalRequired:
         try:
             outcome = await execute_query(context, QueryParameters(database=database, sql=sql))
         except DbError as exc:  # an unknown database
-            return Failed(f"Error: {exc.message}")
+            return DirectRun(Failed(f"Error: {exc.message}"))
         if isinstance(outcome, ApprovalRequired):
             return outcome
         if isinstance(outcome, QuestionRequired):  # execute_query never asks; fail closed
-            return Failed("Error: this statement could not be run")
+            return DirectRun(Failed("Error: this statement could not be run"))
         if outcome.content.startswith(("Error:", "Blocked:")):
-            return Failed(outcome.content)
+            return DirectRun(Failed(outcome.content), outcome.undo_id, outcome.undo_reason)
         results = () if outcome.result is None else (outcome.result,)
-        return Answer(text=f"Ran on {database}: {outcome.summary}", results=results)
+        answer = Answer(text=f"Ran on {database}: {outcome.summary}", results=results)
+        return DirectRun(answer, outcome.undo_id, outcome.undo_reason)
 
     async def _decide_direct(
         self,
-        pending_id: str,
+        pending: PendingApproval,
         approver: str,
         scope: GrantScope | None,
         on_decided: OnDecided | None,
     ) -> Outcome:
-        claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
-        if claimed is None:
-            raise AlreadyDecided(pending_id)
-        pending = PendingApproval.from_json(claimed)
         requester = Requester(user_id=pending.requester)
         outcome: Outcome
-        if scope is None:
+        undo: tuple[str | None, str] = (None, "")
+        granted = None if scope is None else _narrowest(pending.scopes, scope)
+        if granted is None:
             summary = f"denied by {approver}; not executed"
             await record_pending(self.audit, pending, approver, "denied")
             outcome = Answer(text=f"Not run: {summary}.")
         else:
-            await self.grants.mint(
-                pending.session_id, pending.database, pending.sql, scope, approver
-            )
+            await mint_grant(self.grants, self.settings, pending, granted, approver)
             context = self._direct_context(pending.session_id, requester, approver=approver)
             result = await self._direct_execute(context, pending.database, pending.sql)
             if isinstance(result, ApprovalRequired):  # the grant did not match: fail closed
                 outcome = Failed("Error: the approval did not match the statement; not run")
             else:
-                outcome = result
+                outcome, undo = result.outcome, (result.undo_id, result.undo_reason)
             summary = outcome.message if isinstance(outcome, Failed) else outcome.text
-        await tell_decided(on_decided, pending, approver, scope, summary)
+        await tell_decided(on_decided, pending, approver, granted, summary, undo)
         return outcome
 
     async def _close_open_calls(self, session: Session) -> None:

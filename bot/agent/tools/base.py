@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from bot.agent.skills import Skills
     from bot.db import DatabaseRegistry
     from bot.state.audit import AuditLog
+    from bot.state.executions import Executions
     from bot.state.grants import Grants
 
 BOTH_MODES = frozenset({Mode.ASK, Mode.AGENT})
@@ -50,6 +51,7 @@ class ToolContext:
     grants: Grants
     audit: AuditLog
     approver: str | None = None  # set while running a call an approver has just allowed
+    executions: Executions | None = None  # write-ahead records of approved changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,8 @@ class ToolReply:
     content: str  # what the model reads
     result: QueryResult | None = None  # a result set the answer may rest on
     summary: str = ""  # one line for an approval card: "3 rows affected", "Error: …"
+    undo_id: str | None = None  # an approved change that can be undone exactly
+    undo_reason: str = ""  # why an approved change has no undo
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from bot.agent.outcomes import QueryResult
+from bot.agent.tools.approved import mixes_ddl_and_dml, run_approved
 from bot.agent.tools.base import (
     AGENT_ONLY,
     ApprovalRequired,
@@ -121,14 +122,21 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
         return ToolReply(text, summary=text)
     decision = decide(classification, db.config, granted=False, reach=reach)
-    if isinstance(decision, NeedsApproval) and await context.grants.consume(
-        context.session_id, args.database, args.sql
-    ):
-        decision = decide(classification, db.config, granted=True, reach=reach)
+    if isinstance(decision, NeedsApproval):
+        mixed = mixes_ddl_and_dml(classification)
+        if mixed is not None:  # refused before any card: it could not run bounded
+            decision = Refused(mixed)
+    claim = None
+    if isinstance(decision, NeedsApproval):
+        claim = await context.grants.claim(context.session_id, args.database, args.sql)
+        if claim is not None:
+            decision = decide(classification, db.config, granted=True, reach=reach)
 
     environment = db.config.environment.value
     audit = _Audit(context, args.database, environment)
     risk = classification.risk.value
+    if claim is not None and isinstance(decision, Refused):
+        await context.grants.release(claim.id)
     if isinstance(decision, Refused):
         await audit(risk=risk, sql=args.sql, outcome="refused", error=decision.reason)
         return ToolReply(decision.reason, summary=decision.reason)
@@ -139,6 +147,17 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             args.database, environment, risk, args.sql, decision.reason, impact=impact
         )
 
+    capped_at = limits.max_rows if wanted > limit else None
+    if claim is not None:
+        return await run_approved(
+            context,
+            db,
+            classification,
+            claim,
+            audit=audit,
+            reply=lambda run: _reply(args.database, args.sql, run, capped_at),
+            limit=limit,
+        )
     statements = [statement.text for statement in classification.statements]
     try:
         run = await db.execute(
@@ -157,7 +176,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
         return ToolReply(text, summary=text)
     await _record_execution(audit, classification, run)
-    return _reply(args.database, args.sql, run, limits.max_rows if wanted > limit else None)
+    return _reply(args.database, args.sql, run, capped_at)
 
 
 QUERY_TOOLS = (

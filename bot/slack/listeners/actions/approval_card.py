@@ -23,6 +23,7 @@ from bot.agent.outcomes import (
     AwaitingApproval,
     Outcome,
     PendingApproval,
+    SelfApprovalRefused,
 )
 from bot.slack import cards, delivery
 from bot.slack.approvers import MembershipUnknown
@@ -35,14 +36,6 @@ from bot.slack.sessions import Thread
 from bot.slack.status_line import StatusLine
 from bot.state.grants import GrantScope
 
-try:
-    from bot.agent.outcomes import SelfApprovalRefused
-except ImportError:  # the agent side of four eyes is not merged yet
-
-    class SelfApprovalRefused(Exception):  # type: ignore[no-redef]
-        reason = ""
-
-
 log = logging.getLogger(__name__)
 
 NOT_AN_APPROVER = "Only the configured approvers can approve or deny changes; nothing was done."
@@ -50,9 +43,6 @@ NO_APPROVERS = "No approvers are configured, so nobody can approve changes; noth
 MEMBERSHIP_UNKNOWN = (
     "Slack could not tell me just now whether you are in the approvers' group, so nothing "
     "was done. Please click again in a minute."
-)
-SELF_APPROVAL = (
-    "You asked for this change, so someone else must approve it (four eyes); nothing was done."
 )
 EXPIRED = "This approval request expired before anyone decided; nothing was done."
 ALREADY_DECIDED = (
@@ -96,11 +86,6 @@ async def handle_click(services: Services, click: Click) -> None:
     pending = await services.agent.pending(click.value)
     if pending is None:
         await tell_clicker(services, click, ALREADY_DECIDED)
-        return
-    approving = click.action_id != DENY
-    if approving and click.user == pending.requester and not _self_approval_allowed(services):
-        log.info("%s tried to approve their own change %s", click.user, pending.id)
-        await tell_clicker(services, click, SELF_APPROVAL)
         return
     thread = Thread.from_session_id(pending.session_id)
 
@@ -161,15 +146,14 @@ async def decide(
             return None
         except SelfApprovalRefused as refused:
             await status.clear()
-            await tell_clicker(services, click, refused.reason or SELF_APPROVAL)
+            await tell_clicker(services, click, refused.reason)  # four eyes; the card stays
             return None
 
     async def poster(outcome: Outcome) -> Delivered:
         if isinstance(outcome, AwaitingApproval) and outcome.pending.id == click.value:
             # Counted, but more approvers must click: the same card shows who has.
             await cards.update_card(services, click.channel, click.message_ts, outcome.pending)
-            approvals = len(getattr(outcome.pending, "approvals", ()) or ())
-            required = int(getattr(outcome.pending, "required", 1) or 1)
+            approvals, required = len(outcome.pending.approvals), outcome.pending.required
             await tell_clicker(services, click, counted(approvals, required))
             return Delivered(card_ts=click.message_ts)
         return await deliver(services, thread, outcome)
@@ -184,7 +168,3 @@ def counted(approvals: int, required: int) -> str:
         f"Your approval is counted ({approvals} of {required}). The change runs when "
         f"{more} approve{'s' if waiting == 1 else ''}; nothing has run yet."
     )
-
-
-def _self_approval_allowed(services: Services) -> bool:
-    return services.settings.approvals.allow_self_approval

@@ -43,7 +43,12 @@ def shown(message: Message) -> str:
 
 
 def has_buttons(message: Message) -> bool:
-    return any(block.get("type") == "actions" for block in message.blocks)
+    """Approval buttons (an outcome may carry Undo, which approves nothing)."""
+    return any(block.get("block_id") == "approval" for block in message.blocks)
+
+
+def has_undo(message: Message) -> bool:
+    return any(block.get("block_id") == "undo" for block in message.blocks)
 
 
 async def answered(harness: SlackHarness, thread_ts: str, text: str) -> list[str]:
@@ -75,7 +80,7 @@ async def test_a_write_runs_once_after_an_approver_clicks(harness: SlackHarness)
     texts = await answered(harness, thread_ts, "Order 11 is now paid.")
     assert await column(harness, "status", 11) == "paid"
     decided = slack.message(CHANNEL, card.ts)
-    assert decided.edits == 1 and not has_buttons(decided)
+    assert decided.edits == 1 and not has_buttons(decided) and has_undo(decided)
     assert "Approved once" in shown(decided) and f"<@{APPROVER}>" in shown(decided)
     assert "1 row" in shown(decided)
     assert texts[-1] == "Order 11 is now paid."
@@ -286,7 +291,7 @@ async def test_the_requester_cannot_approve_their_own_change(harness: SlackHarne
     card = await harness.wait_for_card(thread_ts)
     await harness.click("approve_once", card, user=APPROVER)
     (refusal,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
-    assert "someone else must approve" in refusal.text
+    assert "cannot approve it yourself" in refusal.text
     await harness.idle()
     assert await column(harness, "status", 11) == "pending"
     assert has_buttons(slack.message(CHANNEL, card.ts))
@@ -353,3 +358,64 @@ async def test_the_card_shows_the_rows_the_change_will_touch(harness: SlackHarne
     assert "2 rows" in card.text and "*Rows:* 2 rows" in shown(card)
     assert "First 2 rows it changes" in shown(card)
     assert "mark pending orders late" in shown(card)  # who asked, in their words
+
+
+async def test_the_asker_approving_their_own_change_is_refused_privately(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid", user=APPROVER)
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_once", card, user=APPROVER)
+    await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "cannot approve it yourself" in slack.ephemerals(APPROVER)[-1].text
+    assert await column(harness, "status", 11) == "pending"
+
+
+async def test_two_approvers_are_needed_and_the_card_shows_who_has_approved(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.settings.approvals.required = 2
+    harness.model.script(write(), say("Paid, with two approvals."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    assert "Approvals:* 0 of 2" in shown(card)
+
+    await harness.click("approve_once", card, user=APPROVER)
+    (counted,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "1 of 2" in counted.text and "nothing has run yet" in counted.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+    updated = slack.message(CHANNEL, card.ts)
+    assert f"Approvals:* 1 of 2 (<@{APPROVER}>)" in shown(updated) and has_buttons(updated)
+
+    await harness.click("approve_once", card, user=GROUP_MEMBER)
+    await answered(harness, thread_ts, "Paid, with two approvals.")
+    assert await column(harness, "status", 11) == "paid"
+    decided = slack.message(CHANNEL, card.ts)
+    assert not has_buttons(decided)
+    assert f"also approved by <@{APPROVER}>" in shown(decided)
+
+
+async def test_undo_puts_the_rows_back_after_a_second_approval(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_once", card, user=APPROVER)
+    await answered(harness, thread_ts, "Paid.")
+    assert await column(harness, "status", 11) == "paid"
+    decided = copy.deepcopy(slack.message(CHANNEL, card.ts))
+    await harness.press(decided, "undo", user=ASKER)
+    cards = await slack.wait_for(
+        lambda: len(harness.cards(thread_ts)) >= 2 and harness.cards(thread_ts)
+    )
+    await harness.idle()
+    undo_card = copy.deepcopy(next(c for c in cards if c.ts != card.ts))
+    assert "pending" in shown(undo_card)
+    await harness.click("approve_once", undo_card, user=APPROVER)
+    await slack.wait_for(lambda: slack.message(CHANNEL, undo_card.ts).text.startswith("Approved"))
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"

@@ -123,7 +123,11 @@ async def test_run_of_an_update_asks_for_approval_and_runs_once(harness: SlackHa
     decided, ran = posted_after(harness, thread_ts, message)
     assert "Approved once" in json.dumps(decided.blocks) and "1 row affected" in ran.text
     assert await total_of_12(harness) == "13.00"
-    assert [r["outcome"] for r in await audit(harness)] == ["awaiting_approval", "executed"]
+    assert [r["outcome"] for r in await audit(harness)] == [
+        "awaiting_approval",
+        "executing",
+        "executed",
+    ]
 
 
 REFUSED = [
