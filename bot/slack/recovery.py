@@ -8,6 +8,7 @@ import logging
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from bot.agent.outcomes import Interrupted
 from bot.slack import delivery, mrkdwn
 from bot.slack.blocks.common import markdown_section
 from bot.slack.sessions import Thread
@@ -23,17 +24,16 @@ def interrupted_message(text: str) -> dict[str, Any]:
     return {"text": body, "blocks": [markdown_section(body)]}
 
 
-async def tell_interrupted(services: Services, interrupted: Iterable[Any] | None) -> int:
+async def tell_interrupted(services: Services, interrupted: Iterable[Interrupted]) -> int:
     """Post each interrupted change's account in its thread; returns how many were told."""
     told = 0
-    for item in interrupted or ():
-        session_id, text = getattr(item, "session_id", ""), getattr(item, "text", "")
+    for item in interrupted:
         try:
-            thread = Thread.from_session_id(str(session_id))
+            thread = Thread.from_session_id(item.session_id)
         except ValueError:
-            log.warning("interrupted change without a Slack thread (%s)", session_id)
+            log.warning("interrupted change without a Slack thread (%s)", item.session_id)
             continue
-        message = interrupted_message(str(text))
+        message = interrupted_message(item.text)
         if await delivery.post(services.client, thread, message) is not None:
             told += 1
     return told

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import os
 import signal
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
@@ -35,6 +35,7 @@ from bot.state.store import StateStore
 
 if TYPE_CHECKING:
     from bot.agent import Agent, ModelClient
+    from bot.agent.outcomes import Interrupted
     from bot.db import DatabaseRegistry
 
 log = logging.getLogger(__name__)
@@ -117,7 +118,7 @@ async def _prune_forever(dedupe: Dedupe, proposals: Proposals) -> None:
 
 async def _build_agent(
     settings: Settings, store: StateStore
-) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Any]]:
+) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Interrupted]]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
     from bot.agent import Agent
     from bot.agent.model import build_model_client
@@ -134,7 +135,7 @@ async def _build_agent(
         skills=Skills.load(),
     )
     interrupted = await agent.recover()  # changes stopped while they ran, to tell
-    return agent, databases, model, list(interrupted or ())
+    return agent, databases, model, interrupted
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)

@@ -110,6 +110,9 @@ async def slack() -> AsyncIterator[FakeSlack]:
     )
     async with server:
         yield server
+    # Every message and view the bot sent is one Slack would take (slack_sdk's block
+    # models and Slack's documented limits; see tests/fakes/slack_server.py).
+    assert server.invalid == []
 
 
 @pytest.fixture
@@ -479,5 +482,3 @@ async def harness(
     await bot.start()
     yield bot
     await bot.stop()
-    # Every message and view the bot sent is one Slack would take.
-    assert slack.invalid == []

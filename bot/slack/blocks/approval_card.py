@@ -100,8 +100,7 @@ def _impact(pending: PendingApproval) -> Impact | None:
 
 def _approvals(pending: PendingApproval) -> tuple[tuple[str, ...], int]:
     """Who has approved so far, and how many must."""
-    approvals = tuple(getattr(pending, "approvals", ()) or ())
-    required = int(getattr(pending, "required", 1) or 1)
+    approvals, required = pending.approvals, max(pending.required, 1)
     return approvals, required
 
 
@@ -275,10 +274,9 @@ def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
         *_sql_blocks(pending),
         markdown_section(f"{line}\n*Outcome:* {outcome}"),
     ]
-    undo_id = getattr(decision, "undo_id", None)
-    undo_reason = str(getattr(decision, "undo_reason", "") or "")
+    undo_id, undo_reason = decision.undo_id, decision.undo_reason
     if decision.approved and undo_id:
-        blocks.append(undo_button(str(undo_id)))
+        blocks.append(undo_button(undo_id))
     elif decision.approved and undo_reason:
         blocks.append(context(f"No Undo: {mrkdwn.shown(undo_reason)}"))
     text = f"{verb} by {who}: {outcome}"
