@@ -10,7 +10,7 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
@@ -93,6 +93,9 @@ def _narrowest(chosen: tuple[str, ...], scope: GrantScope) -> GrantScope:
     return GrantScope.THREAD
 
 
+STOPPED_BY = "stopped by"
+
+
 class SessionLocks:
     """One asyncio.Lock per session id, dropped when nobody holds or waits for it."""
 
@@ -141,6 +144,9 @@ class Agent:
             audit=self.audit,
         )
         self._locks = SessionLocks()
+        # The model run of each session now working, so a person can stop it.
+        self._runs: dict[str, asyncio.Task[Outcome]] = {}
+        self._stopped_by: dict[str, str] = {}
 
     async def handle_message(
         self,
@@ -170,7 +176,56 @@ class Agent:
             session.iterations = 0
             await self.sessions.save(session)
             runner = Runner(self._parts, session, progress)
-            return await runner.guarded(runner.loop)
+            return await self._stoppable(session_id, runner.guarded(runner.loop))
+
+    async def _stoppable(self, session_id: str, run: Awaitable[Outcome]) -> Outcome:
+        """Run `run` as its own task, which `stop` may cancel: a statement it is running is
+        killed on the server (the data layer's cancellation path), and the session records
+        who stopped it, so the model hears of it at the next message."""
+        task = asyncio.ensure_future(run)
+        self._runs[session_id] = task
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            by = self._stopped_by.pop(session_id, None)
+            if by is None or not task.cancelled():
+                task.cancel()
+                raise
+            await self._record_stop(session_id, by)
+            return Failed(f"{STOPPED_BY} <@{by}>")
+        finally:
+            if self._runs.get(session_id) is task:
+                del self._runs[session_id]
+                self._stopped_by.pop(session_id, None)
+
+    async def stop(self, session_id: str, *, by: str) -> bool:
+        """Cancel the session's running model run; False when none is running. Returns once
+        the run has ended (its statement killed, the session saved)."""
+        task = self._runs.get(session_id)
+        if task is None or task.done():
+            return False
+        self._stopped_by[session_id] = by
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return True
+
+    async def _record_stop(self, session_id: str, by: str) -> None:
+        session = await self.sessions.load(session_id)
+        if session is None:
+            return
+        note = f"{STOPPED_BY} <@{by}>"
+        for call in open_calls(session.messages):
+            session.messages.append(tool_message(call.id, f"not finished; {note}"))
+        session.messages.append({"role": "assistant", "content": f"({note} before I finished.)"})
+        session.status = SessionStatus.IDLE
+        session.last_error = note
+        session.iterations = 0
+        await self.sessions.save(session)
+
+    async def waiting_approvals(self) -> list[PendingApproval]:
+        """Every approval not yet decided, oldest first."""
+        records = [PendingApproval.from_json(data) for _, data in await self.store.items(PENDING)]
+        return sorted(records, key=lambda pending: pending.created_at)
 
     async def approve(
         self,
@@ -386,11 +441,12 @@ class Agent:
                 raise AlreadyDecided(pending_id)
             runner = Runner(self._parts, session, progress)
             granted = None if scope is None else _narrowest(claim.scopes, scope)
-            return await runner.guarded(
+            resumed = runner.guarded(
                 lambda: runner.decide(
                     pending, call, approver=approver, scope=granted, on_decided=on_decided
                 )
             )
+            return await self._stoppable(pending.session_id, resumed)
 
     def _refuse_self_approval(self, pending: PendingApproval, approver: str) -> None:
         if self.settings.approvals.allow_self_approval or approver != pending.requester:

@@ -29,6 +29,9 @@ class QueryResult:
     columns: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     truncated: bool
+    # The chart the model asked for ({type, x, y, title?}); the adapter draws it from
+    # `rows`, never from numbers the model wrote, or says why it cannot.
+    chart: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -41,6 +44,7 @@ class QueryResult:
             columns=tuple(data["columns"]),
             rows=tuple(tuple(row) for row in data["rows"]),
             truncated=bool(data["truncated"]),
+            chart=data.get("chart"),
         )
 
 

@@ -16,10 +16,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.agent.outcomes import (
     QueryResult,
 )
-from bot.slack import mrkdwn, results
-from bot.slack.blocks.common import context, markdown_section
+from bot.slack import results, strings
+from bot.slack.blocks import answer
+from bot.slack.blocks.common import context
 from bot.slack.blocks.messages import answer_message, error_message
-from bot.slack.blocks.result_preview import preview_message
+from bot.slack.blocks.result_table import DEFAULT_PREVIEW_ROWS, result_message
 from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ SLACK_ERRORS = (SlackApiError, SlackClientError, OSError, TimeoutError)
 MAX_RESULTS = 10
 MAX_ANSWER_CHARS = 12_000  # the default of [slack] max_answer_chars
 MAX_ANSWER_MESSAGES = 3  # an answer that needs more is its first part and a file
+LONG_ANSWER_FIRST_CHARS = 3_000  # the part of a long answer shown as a message
 # Errors about what a message holds: a plainer form of the same message may go through.
 CONTENT_ERRORS = frozenset(
     {
@@ -141,7 +143,7 @@ async def post_text(
             # The answer matters more than its buttons: post it plain.
             log.exception("buttons for the SQL of an answer in %s failed", thread.session_id)
     if messages is None:
-        messages = [answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
+        messages = [answer.answer_message(piece) for piece in answer.answer_pieces(text)]
     if len(messages) > MAX_ANSWER_MESSAGES:
         return await _post_long_text(client, thread, text)
     posted = True
@@ -152,12 +154,13 @@ async def post_text(
 
 
 async def _post_long_text(client: AsyncWebClient, thread: Thread, text: str) -> bool:
-    first = mrkdwn.split(mrkdwn.to_mrkdwn(text))[0]
+    first = answer.answer_pieces(text, LONG_ANSWER_FIRST_CHARS)[0]
     note = context(
         f"The answer is long ({len(text):,} characters): this is its beginning, and the "
         "whole of it is attached below."
     )
-    message = {"text": first, "blocks": [markdown_section(first), note]}
+    message = answer.answer_message(first)
+    message["blocks"].append(note)
     posted = await post(client, thread, message) is not None
     title = "The whole answer"
     attached = await post_file(client, thread, text, title=title, filename="answer.md")
@@ -169,17 +172,21 @@ async def post_error(client: AsyncWebClient, thread: Thread, message: str) -> No
 
 
 async def post_results(
-    client: AsyncWebClient, thread: Thread, query_results: tuple[QueryResult, ...]
+    client: AsyncWebClient,
+    thread: Thread,
+    query_results: tuple[QueryResult, ...],
+    preview_rows: int = DEFAULT_PREVIEW_ROWS,
 ) -> None:
     for result in query_results[:MAX_RESULTS]:
         try:
-            await results.post_result(client, thread.channel, thread.thread_ts, result)
+            await results.post_result(
+                client, thread.channel, thread.thread_ts, result, preview_rows
+            )
         except SLACK_ERRORS as exc:
             log.error("result of %s not attached in %s: %s", result.database, thread, exc)
-            # The table at least, without its file.
-            await post(client, thread, preview_message(result))
-            note = f"The rows from {result.database} could not be attached as CSV."
-            await post_error(client, thread, note)
+            # The table at least, without its file (nor its chart, in case that was it).
+            await post(client, thread, result_message(result, preview_rows, with_chart=False))
+            await post_error(client, thread, strings.CSV_FAILED.format(database=result.database))
     hidden = len(query_results) - MAX_RESULTS
     if hidden > 0:
         await post(client, thread, answer_message(f"_{hidden} more results not shown._"))

@@ -17,18 +17,19 @@ from bot.agent.outcomes import (
     PendingApproval,
     Question,
 )
-from bot.slack import cards, delivery
+from bot.slack import cards, delivery, strings
 from bot.slack.blocks import approval_card, question
 from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
+    from bot.slack.live import LiveProgress
     from bot.slack.open_messages import OpenMessage
     from bot.slack.services import Services
     from bot.slack.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
-UNEXPECTED = "Sorry, something went wrong while answering; the details are in the bot's log."
+UNEXPECTED = strings.UNEXPECTED
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,19 +40,23 @@ class Delivered:
     question_ts: str | None = None
 
 
-async def deliver(services: Services, thread: Thread, outcome: Outcome) -> Delivered:
-    """Post a run's outcome in its thread: the text (its SQL blocks with Run buttons), the
-    results it rests on, and the approval card or question when the run waits for one."""
+async def deliver(
+    services: Services, thread: Thread, outcome: Outcome, *, text_shown: bool = False
+) -> Delivered:
+    """Post a run's outcome in its thread: the text (its SQL blocks with Run buttons; not
+    again when `text_shown`, streamed already), the results it rests on, and the approval
+    card or question when the run waits for one."""
     client = services.client
     if isinstance(outcome, Failed):
         await delivery.post_error(client, thread, outcome.message)
         return Delivered()
-    if outcome.text.strip():
+    if outcome.text.strip() and not text_shown:
         limit = services.settings.slack.max_answer_chars
         await delivery.post_text(client, thread, outcome.text, services.proposals, max_chars=limit)
-    elif isinstance(outcome, Answer) and not outcome.results:
+    elif isinstance(outcome, Answer) and not outcome.results and not text_shown:
         await delivery.post_text(client, thread, "Done.")
-    await delivery.post_results(client, thread, outcome.results)
+    preview_rows = services.settings.slack.preview_rows
+    await delivery.post_results(client, thread, outcome.results, preview_rows)
     if isinstance(outcome, AwaitingReply):
         message = question.question_message(outcome.question)
         return Delivered(question_ts=await delivery.post(client, thread, message))
@@ -66,7 +71,7 @@ Poster = Callable[[Outcome], Awaitable[Delivered]]
 async def answer_in_thread(
     services: Services,
     thread: Thread,
-    status: StatusLine,
+    status: StatusLine | LiveProgress,
     run: Awaitable[Outcome | None],
     *,
     what: str,

@@ -48,7 +48,7 @@ BACKOFF_S = 0.5  # first wait; doubles each retry
 POSTS_PER_SECOND = 1.0  # per channel
 POST_BURST = 4  # posts a quiet channel takes at once before pacing sets in
 # Methods that post a message into a channel, and so count against its rate.
-_POSTING = frozenset({"chat.postMessage", "files.completeUploadExternal"})
+_POSTING = frozenset({"chat.postMessage", "chat.startStream", "files.completeUploadExternal"})
 # Errors that say the bot cannot reach a channel at all: worth one log line and /health,
 # not a line per message.
 UNREACHABLE = frozenset({"not_in_channel", "channel_not_found", "is_archived"})

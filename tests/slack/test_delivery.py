@@ -85,11 +85,23 @@ async def test_a_long_answer_is_its_beginning_and_the_whole_text_as_a_file(
 async def test_an_answer_that_needs_more_than_three_messages_is_cut_the_same_way(
     harness: SlackHarness,
 ) -> None:
-    # Under the character limit, but four sections' worth once laid out.
-    text = "\n\n".join(f"Part {i}: " + "x" * 2_500 for i in range(4))
-    assert len(text) < harness.settings.slack.max_answer_chars
+    # Allowed by a raised limit, but four messages' worth once laid out.
+    harness.settings.slack.max_answer_chars = 60_000
+    text = "\n".join(f"Line {i}: " + "words " * 20 for i in range(350))
+    assert 36_000 < len(text) < 60_000
     harness.model.script(say(text))
     thread_ts, _ = await harness.mention("tell me a lot")
+    await settled(harness, lambda: harness.slack.files_in(CHANNEL, thread_ts))
+    assert len(harness.thread(thread_ts)) == 2
+    (whole,) = harness.slack.files_in(CHANNEL, thread_ts)
+    assert whole.text == text
+
+
+async def test_a_long_answer_is_cut_at_the_configured_length(harness: SlackHarness) -> None:
+    harness.settings.slack.max_answer_chars = 2_000
+    text = "A paragraph of words. " * 200
+    harness.model.script(say(text))
+    thread_ts, _ = await harness.mention("tell me")
     await settled(harness, lambda: harness.slack.files_in(CHANNEL, thread_ts))
     assert len(harness.thread(thread_ts)) == 2
     (whole,) = harness.slack.files_in(CHANNEL, thread_ts)

@@ -112,8 +112,29 @@ class Tool:
         }
 
 
+def _inline(node: Any, definitions: dict[str, Any]) -> Any:
+    """Nested models written out in place: some servers do not follow `$ref`."""
+    if isinstance(node, list):
+        return [_inline(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = definitions[ref.removeprefix("#/$defs/")]
+        node = {**target, **{key: value for key, value in node.items() if key != "$ref"}}
+    inlined = {key: _inline(value, definitions) for key, value in node.items() if key != "title"}
+    if isinstance(node.get("properties"), dict):  # property names are not keywords
+        inlined["properties"] = {
+            name: _plain_property(_inline(value, definitions))
+            for name, value in node["properties"].items()
+        }
+    return inlined
+
+
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Drop pydantic's titles: noise for the model, and some servers reject unknown keys."""
+    definitions = schema.get("$defs") or {}
+    schema = _inline({k: v for k, v in schema.items() if k != "$defs"}, definitions)
     cleaned = {key: value for key, value in schema.items() if key != "title"}
     cleaned["properties"] = {
         name: _plain_property(prop) for name, prop in cleaned.get("properties", {}).items()

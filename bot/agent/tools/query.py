@@ -25,6 +25,7 @@ from bot.agent.tools.base import (
     dumps,
     table,
 )
+from bot.agent.tools.chart import ChartSpec, chart_problem
 from bot.db.impact import measure
 from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.types import DbError, Execution
@@ -42,6 +43,15 @@ class QueryParameters(Parameters):
     )
     limit: int | None = Field(
         default=None, ge=1, description="Most rows to return (default 50, at most 1000)."
+    )
+    chart: ChartSpec | None = Field(
+        default=None,
+        description=(
+            "Optional: also draw the result as a chart for the person, from its own rows. "
+            "x is the label column, y the numeric columns (one series each). Charts hold "
+            "at most 20 points (6 slices for a pie): aggregate in SQL (GROUP BY, ORDER BY "
+            "… LIMIT) so the result fits."
+        ),
     )
 
 
@@ -80,19 +90,30 @@ async def _record_execution(audit: _Audit, classification: Classification, run: 
         )
 
 
-def _reply(database: str, sql: str, run: Execution, capped_at: int | None) -> ToolReply:
-    note = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
+def _reply(
+    database: str, sql: str, run: Execution, capped_at: int | None, chart: ChartSpec | None
+) -> ToolReply:
+    note: dict[str, Any] = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
     result = run.last_result
     if result is not None:
         summary = f"{_plural(result.row_count, 'row')} returned" + (
             " (truncated)" if result.truncated else ""
         )
+        problem = (
+            chart_problem(chart, result.columns, result.rows, truncated=result.truncated)
+            if chart
+            else None
+        )
+        if problem is not None:
+            note["chart"] = f"not drawn: {problem}"
         query_result = QueryResult(
             database=database,
             sql=sql,
             columns=result.columns,
             rows=result.rows,
             truncated=result.truncated,
+            # Kept even when it cannot be drawn: the person is told why, the model too.
+            chart=chart.to_json() if chart is not None else None,
         )
         return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
     affected = sum(outcome.affected_rows or 0 for outcome in run.outcomes)
@@ -155,7 +176,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             classification,
             claim,
             audit=audit,
-            reply=lambda run: _reply(args.database, args.sql, run, capped_at),
+            reply=lambda run: _reply(args.database, args.sql, run, capped_at, args.chart),
             limit=limit,
         )
     statements = [statement.text for statement in classification.statements]
@@ -176,7 +197,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
         return ToolReply(text, summary=text)
     await _record_execution(audit, classification, run)
-    return _reply(args.database, args.sql, run, capped_at)
+    return _reply(args.database, args.sql, run, capped_at, args.chart)
 
 
 QUERY_TOOLS = (

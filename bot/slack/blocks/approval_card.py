@@ -15,7 +15,7 @@ from typing import Any
 
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.db.impact_types import Impact
-from bot.slack import mrkdwn
+from bot.slack import mrkdwn, strings
 from bot.slack.blocks.common import (
     Block,
     code_block,
@@ -267,7 +267,7 @@ def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
     earlier = [a for a in approvals if a != decision.approver]
     if decision.approved and earlier:
         line += " (also approved by " + ", ".join(person(a) for a in earlier) + ")"
-    outcome, _ = mrkdwn.truncate(mrkdwn.shown(decision.summary), 2_000)
+    outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 2_000)
     blocks = [
         {"type": "header", "text": plain(f"{icon} {verb}")},
         _facts(pending),
@@ -328,7 +328,7 @@ def audit_line(decision: ApprovalDecision) -> str:
     pending = decision.pending
     sql = _one_line(pending.sql)
     sql, _ = mrkdwn.truncate(mrkdwn.shown(sql).replace("`", "'"), 300)
-    outcome, _ = mrkdwn.truncate(mrkdwn.shown(decision.summary), 500)
+    outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 500)
     return (
         f"{person(pending.requester)} asked, {person(decision.approver)} approved "
         f"({decision.scope or 'once'}) a {mrkdwn.escape(pending.risk)} on "

@@ -29,11 +29,13 @@ from bot.slack import cards, delivery
 from bot.slack.approvers import MembershipUnknown
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
+from bot.slack.blocks.working import stopped_card
 from bot.slack.clicks import Click, tell_clicker
-from bot.slack.outcome import Delivered, answer_in_thread, deliver
+from bot.slack.live import LiveProgress
+from bot.slack.outcome import Delivered, answer_in_thread
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
-from bot.slack.status_line import StatusLine
+from bot.slack.streamed import deliver_streamed
 from bot.state.grants import GrantScope
 
 log = logging.getLogger(__name__)
@@ -99,9 +101,18 @@ async def decide(
     services: Services, click: Click, thread: Thread, pending: PendingApproval
 ) -> None:
     client = services.client
-    status = StatusLine(client, thread, grace_s=services.status_grace_s)
+    status = LiveProgress(
+        client,
+        thread,
+        services.capabilities,
+        recipient=pending.requester,
+        grace_s=services.status_grace_s,
+    )
+
+    decided: list[ApprovalDecision] = []
 
     async def on_decided(decision: ApprovalDecision) -> None:
+        decided.append(decision)
         services.open_cards.forget(thread.session_id, decision.pending.id)
         card = approval_card.decided_card(decision)
         if not await delivery.update(client, click.channel, click.message_ts, card):
@@ -124,14 +135,14 @@ async def decide(
         try:
             if click.action_id == DENY:
                 return await services.agent.deny(
-                    click.value, approver=click.user, progress=status.show, on_decided=on_decided
+                    click.value, approver=click.user, progress=status, on_decided=on_decided
                 )
             await status.show("Running the approved change…")
             return await services.agent.approve(
                 click.value,
                 approver=click.user,
                 scope=SCOPES[click.action_id],
-                progress=status.show,
+                progress=status,
                 on_decided=on_decided,
             )
         except ApprovalExpired:
@@ -156,9 +167,18 @@ async def decide(
             approvals, required = len(outcome.pending.approvals), outcome.pending.required
             await tell_clicker(services, click, counted(approvals, required))
             return Delivered(card_ts=click.message_ts)
-        return await deliver(services, thread, outcome)
+        return await deliver_streamed(services, thread, status, outcome)
 
-    await answer_in_thread(services, thread, status, run(), what="decision", poster=poster)
+    services.turns.begin(thread.session_id, pending.requester)
+    status.allow_stop()
+    try:
+        await answer_in_thread(services, thread, status, run(), what="decision", poster=poster)
+        stopper = services.turns.stopped_by(thread.session_id)
+        if stopper is not None and not decided and click.action_id != DENY:
+            card = stopped_card(pending, click.user, SCOPES[click.action_id], stopper)
+            await delivery.update(client, click.channel, click.message_ts, card)
+    finally:
+        services.turns.end(thread.session_id)
 
 
 def counted(approvals: int, required: int) -> str:
