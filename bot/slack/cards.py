@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from bot.agent.outcomes import PendingApproval
-from bot.slack import delivery
+from bot.slack import delivery, strings
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import CardContext
 from bot.slack.sessions import Thread
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-NOT_POSTED = "The approval card could not be posted; the change was not run."
+NOT_POSTED = strings.CARD_NOT_POSTED
 
 
 def card_message(

@@ -67,7 +67,7 @@ async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) 
             return await _post_message(client, thread, {"text": text})
         except SLACK_ERRORS as exc:
             log.warning("the text alone was refused too in %s: %s", thread, exc)
-    await post_file(client, thread, text, title="The message Slack would not take as a message")
+    await post_file(client, thread, text, title=strings.REFUSED_MESSAGE_FILE)
     return None
 
 
@@ -155,14 +155,11 @@ async def post_text(
 
 async def _post_long_text(client: AsyncWebClient, thread: Thread, text: str) -> bool:
     first = answer.answer_pieces(text, LONG_ANSWER_FIRST_CHARS)[0]
-    note = context(
-        f"The answer is long ({len(text):,} characters): this is its beginning, and the "
-        "whole of it is attached below."
-    )
+    note = context(strings.LONG_ANSWER.format(length=len(text)))
     message = answer.answer_message(first)
     message["blocks"].append(note)
     posted = await post(client, thread, message) is not None
-    title = "The whole answer"
+    title = strings.LONG_ANSWER_FILE
     attached = await post_file(client, thread, text, title=title, filename="answer.md")
     return posted and attached
 

@@ -222,13 +222,7 @@ def approval_card(pending: PendingApproval, card: CardContext | None = None) -> 
         blocks.append(context(mrkdwn.truncate(mrkdwn.shown(pending.reason), 1_000)[0]))
     blocks.append(_who_may_approve(pending, card))
     if not card.approvable:
-        blocks.append(
-            markdown_section(
-                ":no_entry: *Cannot be approved here:* the SQL is cut on this card and its "
-                "full text could not be attached, and nobody should approve what they "
-                "cannot read. Ask again to get a new card."
-            )
-        )
+        blocks.append(markdown_section(strings.CARD_NOT_APPROVABLE))
     blocks.append(approval_buttons(pending, approvable=card.approvable))
     return {"text": mrkdwn.truncate(summary, 3_000)[0], "blocks": blocks}
 

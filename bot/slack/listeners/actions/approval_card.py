@@ -25,7 +25,7 @@ from bot.agent.outcomes import (
     PendingApproval,
     SelfApprovalRefused,
 )
-from bot.slack import cards, delivery
+from bot.slack import cards, delivery, strings
 from bot.slack.approvers import MembershipUnknown
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
@@ -40,17 +40,11 @@ from bot.state.grants import GrantScope
 
 log = logging.getLogger(__name__)
 
-NOT_AN_APPROVER = "Only the configured approvers can approve or deny changes; nothing was done."
-NO_APPROVERS = "No approvers are configured, so nobody can approve changes; nothing was done."
-MEMBERSHIP_UNKNOWN = (
-    "Slack could not tell me just now whether you are in the approvers' group, so nothing "
-    "was done. Please click again in a minute."
-)
-EXPIRED = "This approval request expired before anyone decided; nothing was done."
-ALREADY_DECIDED = (
-    "This request is no longer pending (it was decided, or a newer message replaced it); "
-    "nothing was done."
-)
+NOT_AN_APPROVER = strings.NOT_AN_APPROVER
+NO_APPROVERS = strings.NO_APPROVERS
+MEMBERSHIP_UNKNOWN = strings.MEMBERSHIP_UNKNOWN
+EXPIRED = strings.APPROVAL_EXPIRED
+ALREADY_DECIDED = strings.ALREADY_DECIDED
 SCOPES = {APPROVE_ONCE: GrantScope.ONCE, APPROVE_THREAD: GrantScope.THREAD}
 
 
@@ -183,8 +177,5 @@ async def decide(
 
 def counted(approvals: int, required: int) -> str:
     waiting = max(required - approvals, 1)
-    more = "another approver" if waiting == 1 else f"{waiting} more approvers"
-    return (
-        f"Your approval is counted ({approvals} of {required}). The change runs when "
-        f"{more} approve{'s' if waiting == 1 else ''}; nothing has run yet."
-    )
+    more = "another approver approves" if waiting == 1 else f"{waiting} more approvers approve"
+    return strings.APPROVAL_COUNTED.format(approvals=approvals, required=required, more=more)

@@ -12,7 +12,7 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.agent.outcomes import AwaitingApproval, Failed, Outcome
-from bot.slack import cards, delivery
+from bot.slack import cards, delivery, strings
 from bot.slack.blocks.approval_card import UNDO
 from bot.slack.clicks import Click, first_time, tell_clicker
 from bot.slack.outcome import Delivered, answer_in_thread
@@ -21,7 +21,7 @@ from bot.slack.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
-NO_UNDO = "This change cannot be undone from here any more; nothing was done."
+NO_UNDO = strings.NO_UNDO
 
 
 def register(app: AsyncApp) -> None:
@@ -49,7 +49,7 @@ async def handle_click(services: Services, click: Click) -> None:
         status = StatusLine(services.client, thread, grace_s=services.status_grace_s)
 
         async def run() -> Outcome:
-            await status.show("Preparing the undo…")
+            await status.show(strings.UNDO_PREPARING)
             requester = await services.users.requester(click.user)
             return await services.agent.undo(
                 click.value, requester=requester, session_id=thread.session_id
