@@ -60,6 +60,14 @@ class Approvers:
             raise MembershipUnknown(user)
         return False
 
+    async def is_approver(self, user: str) -> bool:
+        """As `allows`, with "Slack cannot say" as no: for what shows or permits less to
+        a non-approver and needs no reason of its own (the Home tab, Stop)."""
+        try:
+            return await self.allows(user)
+        except MembershipUnknown:
+            return False
+
     async def everyone(self) -> list[str]:
         """Every approver by user ID (groups expanded, as far as Slack can say), sorted."""
         people = set(self.users)

@@ -108,3 +108,10 @@ async def test_the_requester_gets_their_time_zone_once(
 async def test_an_unknown_user_is_served_in_utc(client: AsyncWebClient) -> None:
     requester = await UserDirectory(client).requester("U404")
     assert (requester.user_id, requester.timezone) == ("U404", "UTC")
+
+
+async def test_is_approver_says_no_when_slack_cannot_answer(
+    client: AsyncWebClient, slack: FakeSlack
+) -> None:
+    slack.fail_next("usergroups.users.list", "missing_scope")
+    assert not await Approvers(client, ["S1"]).is_approver("U2")
