@@ -115,8 +115,10 @@ class PacedWebClient(AsyncWebClient):
     """AsyncWebClient whose posts wait for their channel's turn and never unfurl, and
     which remembers the channels Slack says it cannot reach."""
 
-    pacer: ChannelPacer
-    unreachable: dict[str, str]  # channel → Slack's error, for /health
+    def __init__(self, *args: Any, pacer: ChannelPacer | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.pacer = pacer or ChannelPacer()
+        self.unreachable: dict[str, str] = {}  # channel → Slack's error, for /health
 
     async def api_call(  # type: ignore[override]
         self, api_method: str, *, json: dict[str, Any] | None = None, **kwargs: Any
@@ -205,13 +207,11 @@ def make_client(
     base_url = settings.slack_api_url or AsyncWebClient.BASE_URL
     if not base_url.endswith("/"):
         base_url += "/"  # the client joins method names onto it
-    client = PacedWebClient(
+    return PacedWebClient(
         token=settings.slack_bot_token.get_secret_value(),
         base_url=base_url,
         session=session,
         timeout=int(timeout_s) if timeout_s >= 1 else 1,
         retry_handlers=retry_handlers(backoff_s),
+        pacer=pacer,
     )
-    client.pacer = pacer or ChannelPacer()
-    client.unreachable = {}
-    return client
