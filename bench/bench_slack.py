@@ -127,12 +127,26 @@ def instrument(app: AsyncApp, model: ModelClient) -> None:
     upload = client._upload_file
     complete = model.complete
 
+    streams: dict[str, str] = {}  # a streamed message's ts → its thread
+
+    def answered(thread_ts: str) -> None:
+        ANSWERS[thread_ts] = ANSWERS.get(thread_ts, 0) + 1
+
     async def timed_api_call(api_method: str, **kwargs: Any) -> Any:
         SLACK_CALLS.append(api_method)
         sent = kwargs.get("json") or {}
         if api_method == "chat.postMessage" and str(sent.get("text")).startswith("Answer to"):
-            ANSWERS[sent["thread_ts"]] = ANSWERS.get(sent["thread_ts"], 0) + 1
-        return await _timed(lambda: api_call(api_method, **kwargs), slack=True)
+            answered(sent["thread_ts"])
+        response = await _timed(lambda: api_call(api_method, **kwargs), slack=True)
+        # A run that streamed its steps ends its stream with the answer's text.
+        if api_method == "chat.startStream":
+            streams[str(response.get("ts"))] = sent["thread_ts"]
+        if api_method == "chat.stopStream":
+            texts = [str(chunk.get("text")) for chunk in sent.get("chunks") or ()]
+            thread_ts = streams.get(str(sent.get("ts")))
+            if thread_ts and any(text.startswith("Answer to") for text in texts):
+                answered(thread_ts)
+        return response
 
     async def timed_upload(*args: Any, **kwargs: Any) -> Any:
         return await _timed(lambda: upload(*args, **kwargs), slack=True)
