@@ -57,7 +57,7 @@ from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.slack.web_api import ChannelPacer, api_session, make_client
-from bot.state.store import StateStore
+from bot.state import open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
@@ -222,12 +222,14 @@ class Bench:
         self._ts = 0
 
     async def start(self) -> None:
-        self.store = await StateStore.open(self.state)
+        self.store = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         self.model = model = build_model_client(self.settings)
         agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.store,
             databases=self.registry,
             model=model,
             skills=Skills.load(),
@@ -408,7 +410,7 @@ GROUPS = (
     ),
     ("SQL classifier (bot/sql, sqlglot)", ("bot/sql/", "sqlglot")),
     ("database (bot/db, asyncmy)", ("bot/db/", "asyncmy/")),
-    ("guard, state store", ("bot/guard", "bot/state/", "sqlitedict")),
+    ("guard, state store", ("bot/guard", "bot/state/", "sqlite3")),
     ("aiohttp, asyncio, json, other", ("",)),
 )
 

@@ -13,7 +13,7 @@ from bot.config import Settings
 from bot.slack import listeners
 from bot.slack.services import CONTEXT_KEY, Services
 from bot.slack.web_api import make_client
-from bot.state.store import StateStore
+from bot.state import State
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -42,14 +42,14 @@ logging.getLogger("slack_bolt.AsyncApp").addFilter(_TokenFromEnvironmentNote())
 def build_app(
     settings: Settings,
     agent: Agent,
-    store: StateStore,
+    state: State,
     client: AsyncWebClient | None = None,
 ) -> AsyncApp:
     """The Bolt app. Events are acknowledged before any work (process_before_response is
     off) and the work runs in per-thread queues; HTTP requests are signature-checked."""
     client = client or make_client(settings)
     secret = settings.slack_signing_secret
-    services = Services.create(settings, agent, store, client)
+    services = Services.create(settings, agent, state, client)
     app = AsyncApp(
         name="dbagent",
         client=client,

@@ -20,6 +20,7 @@ from bot.agent.outcomes import (
 from bot.slack import cards, delivery, strings
 from bot.slack.blocks import approval_card, question
 from bot.slack.sessions import Thread
+from bot.state import StateError
 
 if TYPE_CHECKING:
     from bot.slack.live import LiveProgress
@@ -90,6 +91,9 @@ async def answer_in_thread(
     try:
         try:
             outcome = await run
+        except StateError as exc:  # the person can act on it (or tell who can)
+            log.error("%s in %s failed: %s", what, session, exc)
+            outcome = Failed(f"I could not save this conversation, so I stopped: {exc}")
         except Exception:
             log.exception("%s in %s failed", what, session)
             outcome = Failed(UNEXPECTED)

@@ -27,11 +27,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import ConfigError, Settings
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
-from bot.slack.proposals import Proposals
 from bot.slack.recovery import tell_interrupted
-from bot.slack.sessions import Dedupe, SessionQueues
+from bot.slack.sessions import SessionQueues
 from bot.slack.web_api import api_session, make_client
-from bot.state.store import StateStore
+from bot.state import State, open_state
+from bot.workers import WORKER_ENV
 
 if TYPE_CHECKING:
     from bot.agent import Agent, ModelClient
@@ -42,7 +42,6 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/health"
-PRUNE_EVERY_S = 3600.0
 # After the grace period (or a second signal), what is still running gets this long to
 # tidy up (delete its status line) once cancelled.
 CANCEL_TIDY_S = 2.0
@@ -77,9 +76,16 @@ def build_web_app(app: AsyncApp) -> web.Application:
             return web.json_response({"error": "malformed body"}, status=400)
         return await to_aiohttp_response(response)
 
+    state = services_of_app(app).state
+
     async def health(request: web.Request) -> web.StreamResponse:
         unreachable = getattr(services_of_app(app).client, "unreachable", {})
-        return web.json_response({"ok": True, "slack": {"unreachable_channels": unreachable}})
+        slack = {"unreachable_channels": unreachable}
+        if not state.healthy:  # it cannot write: events would be dropped
+            return web.json_response(
+                {"ok": False, "state": state.last_error, "slack": slack}, status=503
+            )
+        return web.json_response({"ok": True, "slack": slack})
 
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
     web_app.router.add_post(EVENTS_PATH, events)
@@ -102,22 +108,8 @@ def _check_credentials(settings: Settings) -> None:
         )
 
 
-async def _prune_forever(dedupe: Dedupe, proposals: Proposals) -> None:
-    while True:
-        try:
-            dropped = await dedupe.prune()
-            if dropped:
-                log.info("forgot %d old Slack deliveries", dropped)
-            dropped = await proposals.prune()
-            if dropped:
-                log.info("forgot the SQL behind %d old Run buttons", dropped)
-        except Exception:
-            log.exception("pruning seen Slack deliveries or old proposals failed")
-        await asyncio.sleep(PRUNE_EVERY_S)
-
-
 async def _build_agent(
-    settings: Settings, store: StateStore
+    settings: Settings, state: State
 ) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Interrupted]]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
     from bot.agent import Agent
@@ -129,7 +121,7 @@ async def _build_agent(
     model = build_model_client(settings)
     agent = Agent(
         settings=settings,
-        store=store,
+        state=state,
         databases=databases,
         model=model,
         skills=Skills.load(),
@@ -192,7 +184,7 @@ def _forget_signals() -> None:
 async def serve(settings: Settings) -> None:
     """Serve Slack until SIGTERM or SIGINT. Missing credentials raise ConfigError."""
     _check_credentials(settings)
-    store = await StateStore.open(settings.dbagent_state_dir)
+    state = await open_state(settings)
     session = api_session()
     databases: DatabaseRegistry | None = None
     model: ModelClient | None = None
@@ -200,16 +192,14 @@ async def serve(settings: Settings) -> None:
     socket_handler = None
     stop, hurry = asyncio.Event(), asyncio.Event()
     _stop_on_signals(stop, hurry)
-    pruner: asyncio.Task[None] | None = None
     app: AsyncApp | None = None
     try:
-        agent, databases, model, interrupted = await _build_agent(settings, store)
+        agent, databases, model, interrupted = await _build_agent(settings, state)
         client = make_client(settings, session=session)
         await _verify_bot_token(client)
-        app = build_app(settings, agent, store, client)
-        services = services_of_app(app)
-        await tell_interrupted(services, interrupted)
-        pruner = asyncio.create_task(_prune_forever(services.dedupe, services.proposals))
+        app = build_app(settings, agent, state, client)
+        await tell_interrupted(services_of_app(app), interrupted)
+        state.start_pruning()
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -227,7 +217,9 @@ async def serve(settings: Settings) -> None:
             runner = web.AppRunner(build_web_app(app), access_log=None)
             await runner.setup()
             try:
-                await web.TCPSite(runner, "0.0.0.0", settings.port).start()
+                # Workers of `serve --workers N` share the port (the kernel spreads requests).
+                shared = WORKER_ENV in os.environ
+                await web.TCPSite(runner, "0.0.0.0", settings.port, reuse_port=shared).start()
             except OSError as exc:
                 reason = os.strerror(exc.errno) if exc.errno else str(exc)
                 raise ConfigError(
@@ -247,8 +239,6 @@ async def serve(settings: Settings) -> None:
             await socket_handler.close_async()
         if runner is not None:
             await runner.cleanup()
-        if pruner is not None:
-            pruner.cancel()
         if app is not None:
             queues = services_of_app(app).queues
             await _finish_turns(queues, settings.slack.shutdown_grace_s, hurry)
@@ -258,4 +248,4 @@ async def serve(settings: Settings) -> None:
         if model is not None:
             await model.close()
         await session.close()
-        await store.close()
+        await state.close()

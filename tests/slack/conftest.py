@@ -33,7 +33,7 @@ from bot.slack.app import build_app, services_of_app
 from bot.slack.recovery import tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.slack.web_api import ChannelPacer, api_session, make_client
-from bot.state.store import StateStore
+from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
@@ -184,7 +184,7 @@ class SlackHarness:
         self.api_timeout_s = 5.0
         self.backoff_s = 0.05
         self.pacer = ChannelPacer(rate=100.0, burst=20)
-        self.store: StateStore | None = None
+        self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
         self.app: AsyncApp | None = None
@@ -194,12 +194,14 @@ class SlackHarness:
         self.url = ""
 
     async def start(self) -> SlackHarness:
-        self.store = await StateStore.open(self.state_dir)
+        self.state = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state_dir})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         self.model_client = build_model_client(self.settings)
         self.agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.state,
             databases=self.registry,
             model=self.model_client,
             skills=Skills.load(),
@@ -213,7 +215,7 @@ class SlackHarness:
             backoff_s=self.backoff_s,
             pacer=self.pacer,
         )
-        self.app = build_app(self.settings, self.agent, self.store, client)
+        self.app = build_app(self.settings, self.agent, self.state, client)
         # As serve() does: threads hear of changes the last process stopped while they ran.
         await tell_interrupted(services_of_app(self.app), interrupted)
         self._runner, port = await serve_locally(build_web_app(self.app))
@@ -231,9 +233,9 @@ class SlackHarness:
             await self.model_client.close()
         if self.registry is not None:
             await self.registry.close()
-        if self.store is not None:
-            await self.store.close()
-        self.app = self._runner = self.session = self.registry = self.store = None
+        if self.state is not None:
+            await self.state.close()
+        self.app = self._runner = self.session = self.registry = self.state = None
 
     async def idle(self) -> None:
         """Wait until every queued run has finished."""

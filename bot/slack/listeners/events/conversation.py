@@ -15,6 +15,7 @@ from bot.slack.outcome import Delivered, answer_in_thread
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
 from bot.slack.streamed import deliver_streamed
+from bot.state import StateError
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +78,7 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     A queued message is claimed as seen only when its run starts (see sessions.py)."""
     thread, dedupe = incoming.thread, services.dedupe
     delivery_keys = (incoming.event_id, thread.channel, incoming.ts)
-    if not await dedupe.hold(*delivery_keys):
+    if not dedupe.hold(*delivery_keys):
         log.info("duplicate delivery of %s in %s ignored", incoming.ts, thread.channel)
         return
     if not incoming.is_dm:
@@ -87,11 +88,10 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     client = services.client
     if len(question) > limit or not question:
         try:
-            first = await dedupe.first_delivery(*delivery_keys)
+            if not await _claim(services, incoming):
+                return
         finally:
             dedupe.let_go(*delivery_keys)
-        if not first:
-            return
         if question:
             too_long = strings.TOO_LONG.format(length=len(question), limit=limit)
             await delivery.post_error(client, thread, too_long)
@@ -107,15 +107,14 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     )
 
     async def job() -> None:
+        # Held until the run ends, so a repeat that arrives meanwhile is dropped here.
         try:
-            first = await dedupe.first_delivery(*delivery_keys)
+            if await _claim(services, incoming):
+                await run_turn(services, incoming, question, status)
+            else:
+                await status.clear()
         finally:
             dedupe.let_go(*delivery_keys)
-        if not first:
-            log.info("delivery of %s in %s was answered before", incoming.ts, thread.channel)
-            await status.clear()
-            return
-        await run_turn(services, incoming, question, status)
 
     async def dropped() -> None:
         dedupe.let_go(*delivery_keys)
@@ -123,6 +122,19 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
 
     if services.queues.submit(thread.session_id, job, on_drop=dropped):
         await status.show(QUEUED, at_once=True)
+
+
+async def _claim(services: Services, incoming: Incoming) -> bool:
+    """Mark the delivery seen; False when it was (answered, or being answered, before)."""
+    thread = incoming.thread
+    try:
+        first = await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts)
+    except StateError as exc:  # not even the delivery can be recorded: say why
+        await delivery.post_error(services.client, thread, f"I cannot take messages now: {exc}")
+        return False
+    if not first:
+        log.info("delivery of %s in %s was answered before", incoming.ts, thread.channel)
+    return first
 
 
 async def run_turn(
