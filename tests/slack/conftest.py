@@ -35,8 +35,10 @@ from bot.app import App as Parts
 from bot.app import build_app as build_parts
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
-from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.app import build_app, services_of_app
+from bot.slack.recovery import tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
+from bot.slack.web_api import ChannelPacer, api_session, make_client
 from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
@@ -114,6 +116,9 @@ async def slack() -> AsyncIterator[FakeSlack]:
     )
     async with server:
         yield server
+    # Every message and view the bot sent is one Slack would take (slack_sdk's block
+    # models and Slack's documented limits; see tests/fakes/slack_server.py).
+    assert server.invalid == []
 
 
 @pytest.fixture
@@ -222,6 +227,12 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
+        # Web API calls: a short timeout so a hung call is given up on quickly, short
+        # backoffs, and posts paced fast enough not to slow the tests (tests of pacing
+        # set their own).
+        self.api_timeout_s = 5.0
+        self.backoff_s = 0.05
+        self.pacer = ChannelPacer(rate=100.0, burst=20)
         self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
@@ -239,10 +250,18 @@ class SlackHarness:
         self.parts = await build_parts(self.settings, state=state)
         self.state, self.registry = self.parts.state, self.parts.databases
         self.model_client, self.agent = self.parts.model, self.parts.agent
-        self.session = aiohttp.ClientSession()
-        client = make_client(self.settings, session=self.session)
+        self.session = api_session(self.api_timeout_s)
+        client = make_client(
+            self.settings,
+            session=self.session,
+            timeout_s=self.api_timeout_s,
+            backoff_s=self.backoff_s,
+            pacer=self.pacer,
+        )
         self.app = build_app(self.settings, self.agent, self.state, client)
         self._deliveries = Deliveries(self.app)
+        # As serve() does: threads hear of changes the last process stopped while they ran.
+        await tell_interrupted(services_of_app(self.app), self.parts.interrupted)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
