@@ -18,7 +18,12 @@ from bot.agent.outcomes import (
     Progress,
     QueryResult,
     Question,
+    Recovered,
     Requester,
+    RunInterrupted,
+    RunResumable,
+    Step,
+    Stopped,
 )
 from bot.agent.sessions import Session, SessionStatus
 from bot.agent.skills import Skill, Skills
@@ -41,10 +46,15 @@ __all__ = [
     "Progress",
     "QueryResult",
     "Question",
+    "Recovered",
     "Requester",
+    "RunInterrupted",
+    "RunResumable",
     "Session",
     "SessionStatus",
     "Skill",
     "Skills",
+    "Step",
+    "Stopped",
     "build_model_client",
 ]

@@ -10,10 +10,12 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from bot.agent import tools
 from bot.agent.loop import (
     PENDING,
     QUESTIONS,
@@ -38,17 +40,23 @@ from bot.agent.outcomes import (
     PendingApproval,
     Progress,
     Question,
+    Recovered,
     Requester,
+    RunInterrupted,
+    RunResumable,
+    Step,
+    Stopped,
 )
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
-from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
+from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext, ToolReply
 from bot.agent.tools.query import QueryParameters, execute_query
+from bot.agent.turns import ToolCall
 from bot.config import Mode, Settings
 from bot.db.types import DbError
 from bot.state.audit import AuditLog
 from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore, Table
+from bot.state.store import StateStore
 
 if TYPE_CHECKING:
     from bot.db import DatabaseRegistry
@@ -62,6 +70,19 @@ DIRECT = "direct"  # a person's Run button: an approval that resumes no model ru
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
 INTERRUPTED = "interrupted: the bot stopped during this run"
+INTERRUPTED_CHANGE = f"{INTERRUPTED}, while a change was outstanding"
+INTERRUPTED_CALL = (
+    "interrupted: the bot stopped while this ran; it may or may not have been applied"
+)
+
+
+def stopped_call(by: str) -> str:
+    return f"stopped by {by}: not run, or cancelled on the server while it ran"
+
+
+def stopped_note(by: str) -> str:
+    """What the model reads before the next message of a thread whose run was stopped."""
+    return f"[The previous request was stopped by {by} before it finished.]"
 
 
 class SessionLocks:
@@ -111,6 +132,7 @@ class Agent:
             audit=self.audit,
         )
         self._locks = SessionLocks()
+        self._running: dict[str, _Running] = {}
 
     async def handle_message(
         self,
@@ -134,13 +156,60 @@ class Agent:
             session.mode = mode
             session.requester = requester
             await self._close_open_calls(session)
+            if session.stopped_by is not None:
+                text = f"{stopped_note(session.stopped_by)}\n\n{text}"
+                session.stopped_by = None
             session.messages.append({"role": "user", "content": text})
             session.status = SessionStatus.RUNNING
             session.last_error = None
             session.iterations = 0
             await self.sessions.save(session)
             runner = Runner(self._parts, session, progress)
-            return await runner.guarded(runner.loop)
+            return await self._run(runner, runner.loop)
+
+    async def stop(self, session_id: str, *, by: str) -> bool:
+        """Cancel the session's running run, on behalf of `by` (a user id): a statement it
+        is running is killed on the server, the session is left consistent, and the model
+        hears who stopped it with the next message. False when nothing was running."""
+        running = self._running.get(session_id)
+        if running is None or running.task.done() or running.stopped_by is not None:
+            return False
+        running.stopped_by = by
+        running.task.cancel()
+        return True
+
+    def is_running(self, session_id: str) -> bool:
+        running = self._running.get(session_id)
+        return running is not None and not running.task.done()
+
+    async def _run(self, runner: Runner, step: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        """`step` in a task of its own, so that `stop` can cancel the run and nothing else:
+        the caller (an adapter's handler) carries on and delivers the Stopped outcome."""
+        session_id = runner.session.id
+        task = asyncio.ensure_future(runner.guarded(step))
+        running = self._running[session_id] = _Running(task)
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if running.stopped_by is None or not task.cancelled():
+                raise  # our caller was cancelled (shutdown): so is the run
+            return await self._stopped(runner, running.stopped_by)
+        finally:
+            if self._running.get(session_id) is running:
+                del self._running[session_id]
+
+    async def _stopped(self, runner: Runner, by: str) -> Stopped:
+        session = runner.session
+        for call in open_calls(session.messages):
+            session.messages.append(tool_message(call.id, stopped_call(by)))
+        if session.pending_id is not None or session.question_id is not None:
+            await self._close_open_calls(session)
+        session.status = SessionStatus.IDLE
+        session.last_error = f"stopped by {by}"
+        session.iterations = 0
+        session.stopped_by = by
+        await self.sessions.save(session)
+        return Stopped("stopped before it finished", results=tuple(runner.results), by=by)
 
     async def approve(
         self,
@@ -187,6 +256,23 @@ class Agent:
                 session, question, answer, answer if value is None else value, progress
             )
 
+    async def resume(self, session_id: str, *, progress: Progress | None = None) -> Outcome:
+        """Carry on a run `recover` found resumable (RunResumable): its reads are run again
+        and the model is asked again. Failed when the session is not resumable (any more)."""
+        async with self._locks.hold(session_id):
+            session = await self.sessions.load(session_id)
+            if (
+                session is None
+                or session.status is not SessionStatus.INTERRUPTED
+                or session.last_error != INTERRUPTED
+                or _outstanding_write(session) is not None
+            ):
+                return Failed("Error: there is no interrupted run to resume in this thread")
+            session.status = SessionStatus.RUNNING
+            session.last_error = None
+            runner = Runner(self._parts, session, progress)
+            return await self._run(runner, runner.carry_on)
+
     async def question(self, question_id: str) -> Question | None:
         data = await self.store.get(QUESTIONS, question_id)
         return None if data is None else Question.from_json(data)
@@ -205,7 +291,7 @@ class Agent:
         non-production database returns AwaitingApproval (a card); refusals are Failed."""
         context = self._direct_context(session_id, requester, approver=None)
         if progress is not None:
-            await progress(f"Running query on {database}…")
+            await progress(Step(uuid.uuid4().hex, f"Running query on {database}", "in_progress"))
         outcome = await self._direct_execute(context, database, sql)
         if isinstance(outcome, Failed | Answer):
             return outcome
@@ -232,24 +318,30 @@ class Agent:
     async def session(self, session_id: str) -> Session | None:
         return await self.sessions.load(session_id)
 
-    async def recover(self) -> None:
-        """At start: runs the last process left `running` are `interrupted`. Sessions awaiting
+    async def recover(self) -> list[Recovered]:
+        """At start: every run the last process left `running` becomes `interrupted`, and is
+        returned as RunResumable when it was reading or thinking (no call that may change
+        data was outstanding: `resume` carries it on) or as RunInterrupted (its open calls
+        are answered as interrupted; the adapter tells the thread). Sessions awaiting
         approval stay as they are: their pending records are in the store, and a click
         resumes them here."""
-
-        def mark(table: Table) -> int:
-            count = 0
-            for key, data in table.items():
-                if data.get("status") == SessionStatus.RUNNING.value:
-                    data["status"] = SessionStatus.INTERRUPTED.value
-                    data["last_error"] = INTERRUPTED
-                    table[key] = data
-                    count += 1
-            return count
-
-        count = await self.store.transact("sessions", mark)
-        if count:
-            log.info("%d session(s) were interrupted by a restart", count)
+        found: list[Recovered] = []
+        for session in await self.sessions.running():
+            requester = session.requester.user_id if session.requester else ""
+            write = _outstanding_write(session)
+            if write is None:
+                found.append(RunResumable(session.id, requester))
+            else:
+                for call in open_calls(session.messages):
+                    session.messages.append(tool_message(call.id, INTERRUPTED_CALL))
+                database, sql = _database_and_sql(write)
+                found.append(RunInterrupted(session.id, requester, database, sql))
+            session.status = SessionStatus.INTERRUPTED
+            session.last_error = INTERRUPTED if write is None else INTERRUPTED_CHANGE
+            await self.sessions.save(session)
+        if found:
+            log.info("%d session(s) were interrupted by a restart", len(found))
+        return found
 
     # -----------------------------------------------------------------------------------
     async def _decide(
@@ -280,10 +372,11 @@ class Agent:
                 log.warning("pending approval %s has no paused run to resume", pending_id)
                 raise AlreadyDecided(pending_id)
             runner = Runner(self._parts, session, progress)
-            return await runner.guarded(
+            return await self._run(
+                runner,
                 lambda: runner.decide(
                     pending, call, approver=approver, scope=scope, on_decided=on_decided
-                )
+                ),
             )
 
     async def _expire(self, pending_id: str) -> None:
@@ -323,7 +416,7 @@ class Agent:
         if claimed is None or call is None:
             raise AlreadyDecided(question.id)
         runner = Runner(self._parts, session, progress)
-        return await runner.guarded(lambda: runner.answered(question, call, answer, value))
+        return await self._run(runner, lambda: runner.answered(question, call, answer, value))
 
     def _direct_context(
         self, session_id: str, requester: Requester, approver: str | None
@@ -409,3 +502,28 @@ class Agent:
             session.messages.append(tool_message(call.id, content))
         session.pending_id = None
         session.question_id = None
+
+
+@dataclass
+class _Running:
+    task: asyncio.Future[Outcome]
+    stopped_by: str | None = None
+
+
+def _outstanding_write(session: Session) -> ToolCall | None:
+    """The first open call of the session that may change data, if any."""
+    for call in open_calls(session.messages):
+        prepared = tools.prepare(call, session.mode)
+        if isinstance(prepared, ToolReply):
+            continue
+        if prepared.tool.may_write is not None and prepared.tool.may_write(prepared.arguments):
+            return call
+    return None
+
+
+def _database_and_sql(call: ToolCall) -> tuple[str, str]:
+    prepared = tools.prepare(call, Mode.AGENT)
+    if isinstance(prepared, ToolReply):
+        return "", ""
+    arguments = prepared.arguments
+    return str(getattr(arguments, "database", "")), str(getattr(arguments, "sql", ""))

@@ -74,12 +74,24 @@ def _skills(skills: Skills) -> str:
     return "\n".join(lines)
 
 
+def _earlier(earlier: Sequence[str]) -> str:
+    if not earlier:
+        return ""
+    lines = [
+        "Earlier in this thread (older messages were dropped to fit; ask again or re-run a "
+        "query if you need their details):"
+    ]
+    lines += [f"- {line}" for line in earlier]
+    return "\n".join(lines)
+
+
 def build_system_prompt(
     *,
     databases: Sequence[DatabaseConfig],
     mode: Mode,
     requester: Requester,
     skills: Skills,
+    earlier: Sequence[str] = (),
 ) -> str:
     parts = [
         IDENTITY,
@@ -88,5 +100,6 @@ def build_system_prompt(
         _databases(databases),
         _requester(requester),
         _skills(skills),
+        _earlier(earlier),
     ]
     return "\n\n".join(part for part in parts if part)

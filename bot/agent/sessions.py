@@ -42,6 +42,12 @@ class Session:
     question_id: str | None = None
     requester: Requester | None = None  # who wrote the last message
     iterations: int = 0  # model calls in the current run (a run spans approval pauses)
+    # One token estimate per message, kept by compaction (see compaction.py).
+    token_estimates: list[int] = field(default_factory=list)
+    # One line for each exchange dropped to fit the budget, most recent last.
+    earlier: list[str] = field(default_factory=list)
+    # Who stopped the last run, until the model has heard of it with the next message.
+    stopped_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -63,6 +69,9 @@ class Session:
                 "timezone": self.requester.timezone,
             },
             "iterations": self.iterations,
+            "token_estimates": self.token_estimates,
+            "earlier": self.earlier,
+            "stopped_by": self.stopped_by,
         }
 
     @classmethod
@@ -81,6 +90,9 @@ class Session:
             question_id=data.get("question_id"),
             requester=Requester(**requester) if requester else None,
             iterations=int(data.get("iterations") or 0),
+            token_estimates=[int(n) for n in data.get("token_estimates") or []],
+            earlier=[str(line) for line in data.get("earlier") or []],
+            stopped_by=data.get("stopped_by"),
         )
 
 
@@ -101,3 +113,7 @@ class Sessions:
 
     async def all(self) -> list[Session]:
         return [Session.from_json(data) for _, data in await self._store.items(TABLE)]
+
+    async def running(self) -> list[Session]:
+        """Sessions whose run is going on (at start: the runs the last process left)."""
+        return [s for s in await self.all() if s.status is SessionStatus.RUNNING]

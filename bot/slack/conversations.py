@@ -117,7 +117,7 @@ async def run_turn(
             question,
             requester=requester,
             mode=mode,
-            progress=status.show,
+            progress=status.step,
         )
     except Exception:
         log.exception("run of %s failed", thread.session_id)

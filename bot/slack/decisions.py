@@ -122,7 +122,7 @@ async def decide(
     try:
         if click.action == blocks.DENY:
             outcome = await services.agent.deny(
-                click.pending_id, approver=click.user, progress=status.show, on_decided=on_decided
+                click.pending_id, approver=click.user, progress=status.step, on_decided=on_decided
             )
         else:
             await status.show("Running the approved change…")
@@ -130,7 +130,7 @@ async def decide(
                 click.pending_id,
                 approver=click.user,
                 scope=SCOPES[click.action],
-                progress=status.show,
+                progress=status.step,
                 on_decided=on_decided,
             )
     except ApprovalExpired:

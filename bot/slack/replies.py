@@ -22,6 +22,8 @@ from bot.agent.outcomes import (
     Outcome,
     PendingApproval,
     QueryResult,
+    Step,
+    Stopped,
 )
 from bot.slack import blocks, mrkdwn, question_blocks, results
 from bot.slack.sessions import Thread
@@ -69,6 +71,11 @@ class StatusLine:
             self._grace_s = 0.0
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write())
+
+    async def step(self, step: Step) -> None:
+        """A run's progress callback: each step that starts shows as the line."""
+        if step.status == "in_progress":
+            await self.show(f"{step.title}…")
 
     async def _write(self) -> None:
         if self._ts is None and self._grace_s > 0:
@@ -208,8 +215,13 @@ async def deliver(
     """Post a run's outcome in its thread: the text (its SQL blocks with buttons when
     `proposals` is given), the results it rests on, and the approval card or question
     when the run waits for one."""
+    if isinstance(outcome, Stopped):
+        await post_text(client, thread, f"Stopped by <@{outcome.by}>.")
+        await post_results(client, thread, outcome.results)
+        return Delivered()
     if isinstance(outcome, Failed):
         await post_error(client, thread, outcome.message)
+        await post_results(client, thread, outcome.results)
         return Delivered()
     if outcome.text.strip():
         await post_text(client, thread, outcome.text, proposals)

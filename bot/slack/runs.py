@@ -191,7 +191,7 @@ async def run(services: Services, request: RunRequest) -> None:
             database=request.database,
             sql=request.sql,
             requester=requester,
-            progress=status.show,
+            progress=status.step,
         )
     except Exception:
         log.exception("Run in %s failed", thread.session_id)

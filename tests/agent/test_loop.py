@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from bot.agent import Agent, Answer, Failed, Outcome, Progress, SessionStatus
+from bot.agent import Agent, Answer, Failed, Outcome, Progress, SessionStatus, Step
 from bot.config import Mode
 from tests.agent.support import AGENT_TOOLS, BIG_ROWS, REQUESTER, SESSION, STAGING, AgentFactory
 from tests.fakes.model_server import FakeModelServer, call, calls, say
@@ -31,10 +31,10 @@ async def test_a_multi_step_exploration_lists_describes_queries_and_answers(
         calls(call("execute_query", {"database": STAGING, "sql": COUNT_BY_STATUS})),
         say("2 orders are pending."),
     )
-    progress: list[str] = []
+    progress: list[Step] = []
 
-    async def note(line: str) -> None:
-        progress.append(line)
+    async def note(step: Step) -> None:
+        progress.append(step)
 
     outcome = await ask(await make_agent(), progress=note)
 
@@ -51,7 +51,17 @@ async def test_a_multi_step_exploration_lists_describes_queries_and_answers(
         "row_count": 3,
         "truncated": False,
     }
-    assert "Running query on shop-staging…" in progress
+    query_steps = [step for step in progress if step.title == "Running query on shop-staging"]
+    assert [(step.status, step.details) for step in query_steps] == [
+        ("in_progress", ""),
+        ("complete", "3 rows returned"),
+    ]
+    assert len({step.id for step in query_steps}) == 1
+    assert [step.title for step in progress if step.status == "in_progress"][:3] == [
+        "Listing databases",
+        "Listing tables in shop-staging",
+        "Reading columns of orders in shop-staging",
+    ]
 
 
 async def test_the_system_prompt_leads_every_request(

@@ -22,6 +22,7 @@ from bot.agent.tools.base import (
     ToolReply,
     classify_sql,
     dumps,
+    may_write,
     table,
 )
 from bot.db.types import DbError, Execution
@@ -161,5 +162,6 @@ QUERY_TOOLS = (
         modes=AGENT_ONLY,
         concurrent=False,
         progress=lambda args: f"Running query on {args.database}…",
+        may_write=lambda args: may_write(args.sql),
     ),
 )
