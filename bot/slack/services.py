@@ -56,7 +56,9 @@ class Services:
             users=UserDirectory(client),
             dedupe=Dedupe(store),
             known=KnownSessions(store),
-            proposals=Proposals(store, settings.databases),
+            proposals=Proposals(
+                store, settings.databases, max_sql_chars=settings.limits.max_sql_chars
+            ),
         )
 
 
