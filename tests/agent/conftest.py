@@ -76,7 +76,7 @@ async def make_agent(
     """Builds Agents on one state directory (a second call is a restarted bot)."""
     opened: list[tuple[StateStore, DatabaseRegistry, ModelClient]] = []
 
-    async def build(**limits: object) -> Agent:
+    async def build(*, recover: bool = True, **limits: object) -> Agent:
         settings = make_settings(model_server, shop_url, **limits)
         store = await StateStore.open(tmp_path / "state")
         registry = DatabaseRegistry(settings.databases, settings.limits)
@@ -89,7 +89,8 @@ async def make_agent(
             model=model,
             skills=Skills.load(),
         )
-        await agent.recover()
+        if recover:
+            await agent.recover()
         return agent
 
     yield build
