@@ -12,10 +12,8 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from bot.agent import tools
 from bot.agent.loop import (
     PENDING,
     QUESTIONS,
@@ -47,11 +45,20 @@ from bot.agent.outcomes import (
     Step,
     Stopped,
 )
+from bot.agent.runs import (
+    INTERRUPTED,
+    INTERRUPTED_CALL,
+    INTERRUPTED_CHANGE,
+    Runs,
+    database_and_sql,
+    outstanding_write,
+    stopped_call,
+    stopped_note,
+)
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
-from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext, ToolReply
+from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
 from bot.agent.tools.query import QueryParameters, execute_query
-from bot.agent.turns import ToolCall
 from bot.config import Mode, Settings
 from bot.db.types import DbError
 from bot.state.audit import AuditLog
@@ -69,20 +76,6 @@ EXPIRED_CALL = "not approved; the approval request expired"
 DIRECT = "direct"  # a person's Run button: an approval that resumes no model run
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
-INTERRUPTED = "interrupted: the bot stopped during this run"
-INTERRUPTED_CHANGE = f"{INTERRUPTED}, while a change was outstanding"
-INTERRUPTED_CALL = (
-    "interrupted: the bot stopped while this ran; it may or may not have been applied"
-)
-
-
-def stopped_call(by: str) -> str:
-    return f"stopped by {by}: not run, or cancelled on the server while it ran"
-
-
-def stopped_note(by: str) -> str:
-    """What the model reads before the next message of a thread whose run was stopped."""
-    return f"[The previous request was stopped by {by} before it finished.]"
 
 
 class SessionLocks:
@@ -132,7 +125,7 @@ class Agent:
             audit=self.audit,
         )
         self._locks = SessionLocks()
-        self._running: dict[str, _Running] = {}
+        self._runs = Runs()
 
     async def handle_message(
         self,
@@ -171,34 +164,18 @@ class Agent:
         """Cancel the session's running run, on behalf of `by` (a user id): a statement it
         is running is killed on the server, the session is left consistent, and the model
         hears who stopped it with the next message. False when nothing was running."""
-        running = self._running.get(session_id)
-        if running is None or running.task.done() or running.stopped_by is not None:
-            return False
-        running.stopped_by = by
-        running.task.cancel()
-        return True
+        return self._runs.stop(session_id, by)
 
     def is_running(self, session_id: str) -> bool:
-        running = self._running.get(session_id)
-        return running is not None and not running.task.done()
+        return self._runs.is_running(session_id)
 
     async def _run(self, runner: Runner, step: Callable[[], Awaitable[Outcome]]) -> Outcome:
-        """`step` in a task of its own, so that `stop` can cancel the run and nothing else:
-        the caller (an adapter's handler) carries on and delivers the Stopped outcome."""
-        session_id = runner.session.id
-        task = asyncio.ensure_future(runner.guarded(step))
-        running = self._running[session_id] = _Running(task)
-        try:
-            return await task
-        except asyncio.CancelledError:
-            if running.stopped_by is None or not task.cancelled():
-                raise  # our caller was cancelled (shutdown): so is the run
-            return await self._stopped(runner, running.stopped_by)
-        finally:
-            if self._running.get(session_id) is running:
-                del self._running[session_id]
+        return await self._runs.run(
+            runner.session.id, runner.guarded(step), lambda by: self._stopped(runner, by)
+        )
 
     async def _stopped(self, runner: Runner, by: str) -> Stopped:
+        """A stopped run leaves its session consistent: every open call answered."""
         session = runner.session
         for call in open_calls(session.messages):
             session.messages.append(tool_message(call.id, stopped_call(by)))
@@ -265,7 +242,7 @@ class Agent:
                 session is None
                 or session.status is not SessionStatus.INTERRUPTED
                 or session.last_error != INTERRUPTED
-                or _outstanding_write(session) is not None
+                or outstanding_write(session) is not None
             ):
                 return Failed("Error: there is no interrupted run to resume in this thread")
             session.status = SessionStatus.RUNNING
@@ -328,13 +305,13 @@ class Agent:
         found: list[Recovered] = []
         for session in await self.sessions.running():
             requester = session.requester.user_id if session.requester else ""
-            write = _outstanding_write(session)
+            write = outstanding_write(session)
             if write is None:
                 found.append(RunResumable(session.id, requester))
             else:
                 for call in open_calls(session.messages):
                     session.messages.append(tool_message(call.id, INTERRUPTED_CALL))
-                database, sql = _database_and_sql(write)
+                database, sql = database_and_sql(write)
                 found.append(RunInterrupted(session.id, requester, database, sql))
             session.status = SessionStatus.INTERRUPTED
             session.last_error = INTERRUPTED if write is None else INTERRUPTED_CHANGE
@@ -502,28 +479,3 @@ class Agent:
             session.messages.append(tool_message(call.id, content))
         session.pending_id = None
         session.question_id = None
-
-
-@dataclass
-class _Running:
-    task: asyncio.Future[Outcome]
-    stopped_by: str | None = None
-
-
-def _outstanding_write(session: Session) -> ToolCall | None:
-    """The first open call of the session that may change data, if any."""
-    for call in open_calls(session.messages):
-        prepared = tools.prepare(call, session.mode)
-        if isinstance(prepared, ToolReply):
-            continue
-        if prepared.tool.may_write is not None and prepared.tool.may_write(prepared.arguments):
-            return call
-    return None
-
-
-def _database_and_sql(call: ToolCall) -> tuple[str, str]:
-    prepared = tools.prepare(call, Mode.AGENT)
-    if isinstance(prepared, ToolReply):
-        return "", ""
-    arguments = prepared.arguments
-    return str(getattr(arguments, "database", "")), str(getattr(arguments, "sql", ""))

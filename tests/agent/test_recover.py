@@ -16,8 +16,8 @@ from bot.agent import (
     RunResumable,
     SessionStatus,
 )
-from bot.agent.agent import INTERRUPTED_CALL
 from bot.agent.loop import open_calls
+from bot.agent.runs import INTERRUPTED_CALL
 from bot.config import Mode
 from bot.state.grants import GrantScope
 from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, AgentFactory, query

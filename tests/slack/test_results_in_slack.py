@@ -5,7 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
-from tests.fakes.model_server import call, calls, say
+from tests.fakes.model_server import call, calls, failure, say
 from tests.slack.conftest import CHANNEL, STAGING, SlackHarness
 
 
@@ -52,3 +52,19 @@ async def test_a_truncated_result_is_marked(harness: SlackHarness) -> None:
     assert attached.title == f"{STAGING} — 2 rows (truncated)"
     assert attached.text.split() == ["id", "10", "11"]
     assert "truncated" in harness.thread(thread_ts)[1].blocks[0]["text"]["text"]
+
+
+async def test_rows_fetched_before_the_model_failed_are_still_posted_with_the_error(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    sql = "SELECT id FROM orders ORDER BY id"
+    harness.model.script(
+        calls(call("execute_query", {"database": STAGING, "sql": sql})),
+        failure(400, "the model gave up"),  # after the query ran
+    )
+    thread_ts, _ = await harness.mention("the order ids")
+    (attached,) = await slack.wait_for(lambda: slack.files_in(CHANNEL, thread_ts))
+    await harness.idle()
+    assert attached.text.split() == ["id", "10", "11", "12", "13"]
+    assert any(text.startswith(":warning:") for text in harness.texts(thread_ts))
