@@ -452,14 +452,19 @@ async def main(argv: list[str] | None = None) -> int:
 # Profile entries by the part of the system they belong to (first match wins).
 GROUPS = (
     ("Slack layer (bot/slack, slack_bolt, slack_sdk)", ("bot/slack/", "slack_bolt/", "slack_sdk/")),
+    ("agent (bot/agent)", ("bot/agent/",)),
     (
-        "agent + model client (bot/agent, openai, httpx…)",
-        ("bot/agent/", "openai/", "pydantic", "httpx", "httpcore", "h11/", "anyio/", "typing"),
+        "openai client (openai, httpx2, anyio…)",
+        ("openai/", "httpx", "httpcore", "h11/", "anyio/", "sniffio/", "distro/"),
     ),
+    ("pydantic, typing", ("pydantic", "typing")),
     ("SQL classifier (bot/sql, sqlglot)", ("bot/sql/", "sqlglot")),
     ("database (bot/db, asyncmy)", ("bot/db/", "asyncmy/")),
     ("guard, state store", ("bot/guard", "bot/state/", "sqlitedict")),
-    ("aiohttp, asyncio, json, other", ("",)),
+    ("aiohttp (event server, Slack and model HTTP)", ("aiohttp/", "multidict/", "yarl/")),
+    ("asyncio (the event loop's own work)", ("asyncio/", "selectors")),
+    ("json", ("json/",)),
+    ("other", ("",)),
 )
 
 

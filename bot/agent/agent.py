@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from bot.agent.loop import (
@@ -267,9 +268,12 @@ class Agent:
         execute_query, as the person who clicked. Reads run at once; a write on a
         non-production database returns AwaitingApproval (a card); refusals are Failed."""
         context = self._direct_context(session_id, requester, approver=None)
+        step = Step(uuid.uuid4().hex, f"Running query on {database}", "in_progress")
         if progress is not None:
-            await progress(Step(uuid.uuid4().hex, f"Running query on {database}", "in_progress"))
+            await progress(step)
         outcome = await self._direct_execute(context, database, sql)
+        if progress is not None:
+            await progress(_step_end(step, outcome))
         if isinstance(outcome, Failed | Answer):
             return outcome
         pending = PendingApproval(
@@ -479,3 +483,11 @@ class Agent:
             session.messages.append(tool_message(call.id, content))
         session.pending_id = None
         session.question_id = None
+
+
+def _step_end(step: Step, outcome: Answer | Failed | ApprovalRequired) -> Step:
+    if isinstance(outcome, Failed):
+        return replace(step, status="error", details=outcome.message)
+    if isinstance(outcome, ApprovalRequired):
+        return replace(step, title="Waiting for approval", details=outcome.database)
+    return replace(step, status="complete", details=outcome.text)

@@ -35,7 +35,7 @@ from bot.agent.outcomes import (
     Requester,
     Step,
 )
-from bot.agent.prompt import build_system_prompt
+from bot.agent.prompt import build_system_prompt, earlier_note
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
 from bot.agent.tools import (
@@ -192,28 +192,28 @@ class Runner:
     async def ask_model(self) -> ModelTurn:
         """One model call: the system prompt, the mode's tools, the history fitted to budget."""
         parts, session = self.parts, self.session
-        databases = [parts.databases.get(name).config for name in parts.databases.names()]
-        budget = parts.settings.limits.history_token_budget - _specs_tokens(session.mode)
-        for _ in range(3):  # dropping an exchange lengthens the prompt by its line
+        system = build_system_prompt(
+            databases=[parts.databases.get(name).config for name in parts.databases.names()],
+            mode=session.mode,
+            requester=self.requester,
+            skills=parts.skills,
+        )
+        budget = parts.settings.limits.history_token_budget
+        budget -= estimate_tokens(system) + _specs_tokens(session.mode)
+        for _ in range(3):  # dropping an exchange lengthens the note by its line
             lines = list(session.earlier)
-            system = build_system_prompt(
-                databases=databases,
-                mode=session.mode,
-                requester=self.requester,
-                skills=parts.skills,
-                earlier=session.earlier,
-            )
+            room = budget - estimate_tokens(earlier_note(session.earlier))
             fit_history(
                 session.messages,
-                budget - estimate_tokens(system),
+                room,
                 estimates=session.token_estimates,
                 earlier=session.earlier,
             )
             if session.earlier == lines:
                 break
-        specs = tools.specs_for(session.mode)
         turn = await parts.model.complete(
-            [{"role": "system", "content": system}, *session.messages], specs
+            [{"role": "system", "content": system}, *_with_earlier(session)],
+            tools.specs_for(session.mode),
         )
         session.iterations += 1
         session.tokens_used += turn.usage.total_tokens
@@ -428,6 +428,16 @@ def _may_write(prepared: PreparedCall | ToolReply) -> bool:
     if isinstance(prepared, ToolReply) or prepared.tool.may_write is None:
         return False
     return prepared.tool.may_write(prepared.arguments)
+
+
+def _with_earlier(session: Session) -> list[JsonObject]:
+    """The history as sent: the note of dropped exchanges leads its first message (a copy:
+    the stored message stays as it was)."""
+    note, messages = earlier_note(session.earlier), session.messages
+    if not note or not messages or not isinstance(messages[0].get("content"), str):
+        return messages
+    first = {**messages[0], "content": f"{note}\n\n{messages[0]['content']}"}
+    return [first, *messages[1:]]
 
 
 @functools.cache

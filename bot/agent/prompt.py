@@ -74,15 +74,18 @@ def _skills(skills: Skills) -> str:
     return "\n".join(lines)
 
 
-def _earlier(earlier: Sequence[str]) -> str:
+def earlier_note(earlier: Sequence[str]) -> str:
+    """What the model reads of the exchanges dropped from a long thread. It leads the first
+    message kept, not the system prompt: these are the thread's words (people's questions,
+    answers built from data), and keep the trust of the thread, not of our instructions."""
     if not earlier:
         return ""
     lines = [
-        "Earlier in this thread (older messages were dropped to fit; ask again or re-run a "
+        "[Earlier in this thread (older messages were dropped to fit; ask again or re-run a "
         "query if you need their details):"
     ]
     lines += [f"- {line}" for line in earlier]
-    return "\n".join(lines)
+    return "\n".join(lines) + "]"
 
 
 def build_system_prompt(
@@ -91,7 +94,6 @@ def build_system_prompt(
     mode: Mode,
     requester: Requester,
     skills: Skills,
-    earlier: Sequence[str] = (),
 ) -> str:
     parts = [
         IDENTITY,
@@ -100,6 +102,5 @@ def build_system_prompt(
         _databases(databases),
         _requester(requester),
         _skills(skills),
-        _earlier(earlier),
     ]
     return "\n\n".join(part for part in parts if part)

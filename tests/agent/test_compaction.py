@@ -154,12 +154,15 @@ async def test_a_long_thread_keeps_its_last_exchanges_and_names_the_older_ones(
         assert isinstance(await ask(agent, f"question {n}"), Answer)
     messages = model_server.last_request["messages"]
     users = [m["content"] for m in messages if m["role"] == "user"]
-    assert users == [f"question {n}" for n in range(4, KEPT_EXCHANGES + 4)]
+    assert users[1:] == [f"question {n}" for n in range(5, KEPT_EXCHANGES + 4)]
     called = {c["id"] for m in messages for c in m.get("tool_calls") or []}
     assert all(m["tool_call_id"] in called for m in messages if m["role"] == "tool")
-    system = messages[0]["content"]
-    assert "asked: question 0 → answered: answer to question 0" in system
-    assert "question 4 →" not in system
+    assert messages[1]["role"] == "user"  # the history starts with a person's message
+    note = messages[1]["content"]
+    assert note.startswith("[Earlier in this thread")
+    assert "- asked: question 0 → answered: answer to question 0" in note
+    assert "question 4 →" not in note and note.endswith("\n\nquestion 4")
+    assert "asked: question 0" not in messages[0]["content"]  # never in the system prompt
     session = await agent.session(SESSION)
     assert session is not None
     # Estimated once each, when first fitted: the answer just given is measured next turn.
