@@ -21,8 +21,9 @@ from typing import Any
 
 from bot.ask.sql_blocks import SqlBlock, find_sql_blocks_off_loop
 from bot.config import DatabaseConfig, Limits
-from bot.slack import blocks, mrkdwn, run_blocks
-from bot.slack.blocks import Block
+from bot.slack import mrkdwn
+from bot.slack.blocks import sql_actions as run_blocks
+from bot.slack.blocks.common import Block, markdown_section
 from bot.slack.sessions import Thread
 from bot.state.store import StateStore, Table
 
@@ -166,9 +167,9 @@ def _lay_out(parts: list[tuple[str, Block | None]]) -> list[dict[str, Any]]:
         for index, piece in enumerate(mrkdwn.split(mrkdwn.to_mrkdwn(text))):
             if index == 0 and joinable and _fits(messages[-1], piece):
                 messages[-1][0].append(piece)
-                messages[-1][1].append(blocks.markdown_section(piece))
+                messages[-1][1].append(markdown_section(piece))
             else:
-                messages.append(([piece], [blocks.markdown_section(piece)]))
+                messages.append(([piece], [markdown_section(piece)]))
         joinable = False
         if buttons is not None:
             if not messages:

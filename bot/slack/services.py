@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.agent.outcomes import PendingApproval, Question
 from bot.config import Settings
 from bot.slack.approvers import Approvers
-from bot.slack.cards import OpenCards
-from bot.slack.open_questions import OpenQuestions
+from bot.slack.open_messages import OpenMessages
 from bot.slack.proposals import Proposals
-from bot.slack.replies import STATUS_GRACE_S
 from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues
+from bot.slack.status_line import STATUS_GRACE_S
 from bot.slack.users import UserDirectory
 from bot.state.store import StateStore
 
@@ -39,8 +39,8 @@ class Services:
     known: KnownSessions
     proposals: Proposals
     queues: SessionQueues = field(default_factory=SessionQueues)
-    open_cards: OpenCards = field(default_factory=OpenCards)
-    open_questions: OpenQuestions = field(default_factory=OpenQuestions)
+    open_cards: OpenMessages[PendingApproval] = field(default_factory=lambda: OpenMessages(_id))
+    open_questions: OpenMessages[Question] = field(default_factory=lambda: OpenMessages(_id))
     status_grace_s: float = STATUS_GRACE_S
 
     @classmethod
@@ -60,6 +60,10 @@ class Services:
                 store, settings.databases, max_sql_chars=settings.limits.max_sql_chars
             ),
         )
+
+
+def _id(item: PendingApproval | Question) -> str:
+    return item.id
 
 
 def services_of(context: dict[str, Any]) -> Services:

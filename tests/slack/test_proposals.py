@@ -11,7 +11,9 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import DatabaseConfig
-from bot.slack import blocks, mrkdwn, replies, run_blocks
+from bot.slack import delivery, mrkdwn
+from bot.slack.blocks import sql_actions as run_blocks
+from bot.slack.blocks.messages import answer_message
 from bot.slack.proposals import ANSWERS, MAX_WITH_BUTTONS, Proposals
 from bot.slack.sessions import Thread
 from bot.state.store import StateStore
@@ -45,7 +47,7 @@ def block_types(message: dict) -> list[str]:
 
 async def test_an_answer_without_sql_is_laid_out_as_a_plain_answer(proposals: Proposals) -> None:
     text = "\n\n".join(f"Paragraph {i}: " + "words " * 80 for i in range(20))
-    plain = [blocks.answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
+    plain = [answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
     assert await proposals.messages(THREAD, text) == plain
 
 
@@ -145,6 +147,6 @@ async def test_an_answer_whose_sql_cannot_be_stored_is_posted_without_buttons(
     await store.close()  # every write fails from now on
     client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.api_url)
     text = "On shop-staging:\n```sql\nSELECT 1\n```"
-    assert await replies.post_text(client, THREAD, text, Proposals(store, [STAGING]))
+    assert await delivery.post_text(client, THREAD, text, Proposals(store, [STAGING]))
     (message,) = slack.thread(THREAD.channel, THREAD.thread_ts)
-    assert message.blocks == blocks.answer_message(mrkdwn.to_mrkdwn(text))["blocks"]
+    assert message.blocks == answer_message(mrkdwn.to_mrkdwn(text))["blocks"]

@@ -1,3 +1,5 @@
+"""Events API deliveries: mentions and messages; conversation.py is the run they start."""
+
 from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp

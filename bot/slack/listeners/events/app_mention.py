@@ -7,7 +7,7 @@ from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.slack import conversations
+from bot.slack.listeners.events import conversation
 from bot.slack.services import services_of
 
 log = logging.getLogger(__name__)
@@ -18,8 +18,8 @@ async def handle_app_mention(
 ) -> None:
     if event.get("bot_id") or event.get("subtype"):
         return
-    incoming = conversations.Incoming.from_event(body, event, is_dm=False)
+    incoming = conversation.Incoming.from_event(body, event, is_dm=False)
     if incoming is None:
         log.warning("app_mention without user, channel or ts ignored: %s", body.get("event_id"))
         return
-    await conversations.accept(services_of(context), incoming, context.bot_user_id)
+    await conversation.accept(services_of(context), incoming, context.bot_user_id)

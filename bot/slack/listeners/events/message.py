@@ -11,7 +11,7 @@ from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.slack import conversations
+from bot.slack.listeners.events import conversation
 from bot.slack.services import services_of
 
 # Subtypes that are still a person writing: a reply also sent to the channel, a message
@@ -28,13 +28,13 @@ async def handle_message(
     is_dm = event.get("channel_type") == "im"
     text = event.get("text") or ""
     if not is_dm and (
-        not event.get("thread_ts") or conversations.mentions(text, context.bot_user_id)
+        not event.get("thread_ts") or conversation.mentions(text, context.bot_user_id)
     ):
         return
-    incoming = conversations.Incoming.from_event(body, event, is_dm=is_dm)
+    incoming = conversation.Incoming.from_event(body, event, is_dm=is_dm)
     if incoming is None:
         return
     services = services_of(context)
     if not is_dm and not await services.known.contains(incoming.thread.session_id):
         return
-    await conversations.accept(services, incoming, context.bot_user_id)
+    await conversation.accept(services, incoming, context.bot_user_id)

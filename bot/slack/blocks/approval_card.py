@@ -1,20 +1,26 @@
-"""Block Kit, built by plain functions that return dicts.
+"""The approval card: asking for a decision, after it, and when nobody can decide any more;
+and the audit channel's line for an executed write.
 
-Everything the model or a database wrote goes through `mrkdwn.escape` (or `to_mrkdwn`)
-before it lands in a mrkdwn field. Button values carry only the pending approval's id: the
-SQL to run always comes from the stored approval, never from a click's payload.
+The buttons carry only the pending approval's id: the SQL to run always comes from the
+stored approval, never from a click's payload.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from typing import Any
 
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.slack import mrkdwn
+from bot.slack.blocks.common import (
+    Block,
+    code_block,
+    context,
+    markdown_section,
+    person,
+    plain,
+    slack_date,
+)
 from bot.state.grants import SQL_WHITESPACE
-
-Block = dict[str, Any]
 
 APPROVE_ONCE = "approve_once"
 APPROVE_THREAD = "approve_thread"
@@ -23,51 +29,6 @@ DENY = "deny"
 # SQL shown in a card: the section holding it may have 3,000 characters, fences included.
 CARD_SQL_CHARS = 2_800
 _ENVIRONMENT_ICONS = {"production": ":red_circle:", "staging": ":large_yellow_circle:"}
-
-
-def plain(text: str, *, emoji: bool = True) -> dict[str, Any]:
-    return {"type": "plain_text", "text": text, "emoji": emoji}
-
-
-def markdown_section(text: str) -> Block:
-    """A section of (already safe) mrkdwn; callers keep it within 3,000 characters."""
-    return {"type": "section", "text": {"type": "mrkdwn", "text": text}}
-
-
-def context(text: str) -> Block:
-    return {"type": "context", "elements": [{"type": "mrkdwn", "text": text}]}
-
-
-def code_block(escaped: str) -> str:
-    return f"```\n{escaped}\n```"
-
-
-def slack_date(at: float) -> str:
-    """A time Slack renders in each reader's own time zone, with a UTC fallback."""
-    fallback = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
-    return f"<!date^{int(at)}^{{date_short_pretty}} at {{time}}|{fallback}>"
-
-
-# -- answers and status -------------------------------------------------------------------
-
-
-def answer_message(piece: str) -> dict[str, Any]:
-    """One piece of an answer (mrkdwn, ≤ 3,000 characters): text for notifications, a
-    section for display."""
-    return {"text": piece, "blocks": [markdown_section(piece)]}
-
-
-def status_message(line: str) -> dict[str, Any]:
-    text = f":hourglass_flowing_sand: {mrkdwn.escape(line)}"
-    return {"text": text, "blocks": [context(text)]}
-
-
-def error_message(message: str) -> dict[str, Any]:
-    text = f":warning: {mrkdwn.escape(message)}"
-    return {"text": text, "blocks": [markdown_section(mrkdwn.truncate(text, 2_900)[0])]}
-
-
-# -- approval cards -----------------------------------------------------------------------
 
 
 def card_sql(sql: str) -> tuple[str, bool]:
@@ -89,13 +50,6 @@ def _facts(pending: PendingApproval) -> Block:
             {"type": "mrkdwn", "text": f"*Requested by*\n{person(pending.requester)}"},
         ],
     }
-
-
-def person(user: str) -> str:
-    """A Slack user ID as a mention; anything else (a console user) as escaped text."""
-    if user[:1] in ("U", "W") and user.isalnum() and user.isupper():
-        return f"<@{user}>"
-    return mrkdwn.escape(user) or "someone"
 
 
 def _sql_blocks(pending: PendingApproval) -> list[Block]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.config import DatabaseConfig
 from bot.slack import mrkdwn
-from bot.slack.blocks import Block, code_block, context, markdown_section, person, plain
+from bot.slack.blocks.common import Block, code_block, context, markdown_section, person, plain
 from bot.state.grants import SQL_WHITESPACE
 
 RUN = "sql_run"

@@ -13,7 +13,7 @@ from slack_sdk.models.blocks import Block
 from slack_sdk.models.views import View
 
 from bot.config import DatabaseConfig
-from bot.slack import run_blocks
+from bot.slack.blocks import sql_actions as run_blocks
 
 PROPOSAL = "0123456789abcdef0123456789abcdef"
 DATABASES = [

@@ -1,5 +1,5 @@
-"""A click on a button or menu in a message, as the listeners read it, and the private
-notes that answer one.
+"""A click on a button or menu in a message, as every action listener reads it, and the
+private note that answers one.
 
 The payload is trusted for who clicked, where, and which id the element carries (Slack
 signed it); never for SQL. A replayed payload is recognised by its key (trigger id,
@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from bot.slack import replies
-from bot.slack.services import Services
+from bot.slack.delivery import SLACK_ERRORS
+
+if TYPE_CHECKING:
+    from bot.slack.services import Services
 
 log = logging.getLogger(__name__)
 
@@ -79,15 +81,11 @@ async def first_time(services: Services, click: Click) -> bool:
     return False
 
 
-async def tell(services: Services, channel: str, user: str, thread_ts: str, text: str) -> None:
-    """A message only `user` sees, in the thread."""
+async def tell_clicker(services: Services, click: Click, text: str) -> None:
+    """A message in the thread that only the person who clicked sees."""
     try:
         await services.client.chat_postEphemeral(
-            channel=channel, user=user, thread_ts=thread_ts, text=text
+            channel=click.channel, user=click.user, thread_ts=click.thread_ts, text=text
         )
-    except replies.SLACK_ERRORS as exc:
-        log.warning("ephemeral message to %s failed: %s", user, exc)
-
-
-async def tell_clicker(services: Services, click: Click, text: str) -> None:
-    await tell(services, click.channel, click.user, click.thread_ts, text)
+    except SLACK_ERRORS as exc:
+        log.warning("ephemeral message to %s failed: %s", click.user, exc)

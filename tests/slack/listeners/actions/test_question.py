@@ -7,7 +7,8 @@ import asyncio
 import copy
 import json
 
-from bot.slack import question_blocks, questions
+from bot.slack.blocks import question as question_blocks
+from bot.slack.listeners.actions import question as questions
 from tests.fakes.model_server import call, calls, say
 from tests.fakes.slack_server import Message
 from tests.slack.conftest import (

@@ -1,4 +1,5 @@
-"""Everything the bot posts in a thread: the status line, answers, results, cards, errors.
+"""Everything the bot posts in a thread: answers, results, cards, questions, errors — and
+`answer_in_thread`, the one way a run of the agent ends in Slack.
 
 Posting never raises: a failure to post is logged, and a short note is tried in its place,
 so one bad upload cannot swallow the answer it belongs to.
@@ -6,8 +7,8 @@ so one bad upload cannot swallow the answer it belongs to.
 
 from __future__ import annotations
 
-import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -22,98 +23,27 @@ from bot.agent.outcomes import (
     Outcome,
     PendingApproval,
     QueryResult,
-    Step,
+    Question,
     Stopped,
 )
-from bot.slack import blocks, mrkdwn, question_blocks, results
+from bot.slack import mrkdwn, results
+from bot.slack.blocks import approval_card, question
+from bot.slack.blocks.messages import answer_message, error_message
+from bot.slack.blocks.result_preview import preview_message
 from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
+    from bot.slack.open_messages import OpenMessage
     from bot.slack.proposals import Proposals
+    from bot.slack.services import Services
+    from bot.slack.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
 SLACK_ERRORS = (SlackApiError, SlackClientError, OSError, TimeoutError)
 # Results posted per answer; more would bury the thread (the model saw them all).
 MAX_RESULTS = 10
-
-
-# A status line appears only when a run takes longer than this: a quick answer should not
-# be preceded by a message that flashes up and is deleted a moment later.
-STATUS_GRACE_S = 1.0
-
-
-class StatusLine:
-    """A message in the thread that says what the bot is doing, updated as tools run and
-    deleted when the answer is posted.
-
-    `show` returns at once: the latest line is posted in the background, and lines that
-    arrive faster than Slack answers are coalesced, so progress never slows the run.
-    """
-
-    def __init__(
-        self, client: AsyncWebClient, thread: Thread, *, grace_s: float = STATUS_GRACE_S
-    ) -> None:
-        self._client = client
-        self._thread = thread
-        self._grace_s = grace_s
-        self._ts: str | None = None
-        self._wanted: str | None = None
-        self._shown: str | None = None
-        self._writer: asyncio.Task[None] | None = None
-        self._closed = asyncio.Event()
-
-    async def show(self, line: str, *, at_once: bool = False) -> None:
-        if self._closed.is_set():
-            return
-        self._wanted = line
-        if at_once:
-            self._grace_s = 0.0
-        if self._writer is None or self._writer.done():
-            self._writer = asyncio.create_task(self._write())
-
-    async def step(self, step: Step) -> None:
-        """A run's progress callback: each step that starts shows as the line."""
-        if step.status == "in_progress":
-            await self.show(f"{step.title}…")
-
-    async def _write(self) -> None:
-        if self._ts is None and self._grace_s > 0:
-            try:
-                await asyncio.wait_for(self._closed.wait(), self._grace_s)
-                return  # done within the grace period: nothing to show
-            except TimeoutError:
-                pass
-        while self._wanted != self._shown and not self._closed.is_set():
-            line = self._wanted or ""
-            message = blocks.status_message(line)
-            try:
-                if self._ts is None:
-                    response = await self._client.chat_postMessage(
-                        channel=self._thread.channel, thread_ts=self._thread.thread_ts, **message
-                    )
-                    self._ts = response["ts"]
-                else:
-                    await self._client.chat_update(
-                        channel=self._thread.channel, ts=self._ts, **message
-                    )
-            except SLACK_ERRORS as exc:
-                log.warning("status line not updated: %s", exc)
-                return
-            self._shown = line
-
-    async def clear(self) -> None:
-        """Stop updating and remove the status message."""
-        self._closed.set()
-        if self._writer is not None:
-            await asyncio.gather(self._writer, return_exceptions=True)
-        if self._ts is None:
-            return
-        try:
-            await self._client.chat_delete(channel=self._thread.channel, ts=self._ts)
-        except SLACK_ERRORS as exc:
-            log.warning("status message not deleted: %s", exc)
-        self._ts = None
+UNEXPECTED = "Sorry, something went wrong while answering; the details are in the bot's log."
 
 
 async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) -> str | None:
@@ -126,6 +56,16 @@ async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) 
         log.error("posting in %s failed: %s", thread.session_id, exc)
         return None
     return response.get("ts")
+
+
+async def update(client: AsyncWebClient, channel: str, ts: str, message: dict[str, Any]) -> bool:
+    """Replace a message the bot posted; False (logged) when Slack refused."""
+    try:
+        await client.chat_update(channel=channel, ts=ts, **message)
+    except SLACK_ERRORS as exc:
+        log.warning("message %s in %s not updated: %s", ts, channel, exc)
+        return False
+    return True
 
 
 async def post_text(
@@ -141,7 +81,7 @@ async def post_text(
             # The answer matters more than its buttons: post it plain.
             log.exception("buttons for the SQL of an answer in %s failed", thread.session_id)
     if messages is None:
-        messages = [blocks.answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
+        messages = [answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
     posted = True
     for message in messages:
         if await post(client, thread, message) is None:
@@ -150,7 +90,7 @@ async def post_text(
 
 
 async def post_error(client: AsyncWebClient, thread: Thread, message: str) -> None:
-    await post(client, thread, blocks.error_message(message))
+    await post(client, thread, error_message(message))
 
 
 async def post_results(
@@ -162,24 +102,24 @@ async def post_results(
         except SLACK_ERRORS as exc:
             log.error("result of %s not attached in %s: %s", result.database, thread, exc)
             # The table at least, without its file.
-            await post(client, thread, results.preview_message(result))
+            await post(client, thread, preview_message(result))
             note = f"The rows from {result.database} could not be attached as CSV."
             await post_error(client, thread, note)
     hidden = len(query_results) - MAX_RESULTS
     if hidden > 0:
-        await post(client, thread, blocks.answer_message(f"_{hidden} more results not shown._"))
+        await post(client, thread, answer_message(f"_{hidden} more results not shown._"))
 
 
 async def post_card(client: AsyncWebClient, thread: Thread, pending: PendingApproval) -> str | None:
     """The approval card (its ts, or None when Slack refused it); SQL too long for the
     card is attached in full as a file."""
-    card_ts = await post(client, thread, blocks.approval_card(pending))
+    card_ts = await post(client, thread, approval_card.approval_card(pending))
     if card_ts is None:
         await post_error(
             client, thread, "The approval card could not be posted; the change was not run."
         )
         return None
-    _, cut = blocks.card_sql(pending.sql)
+    _, cut = approval_card.card_sql(pending.sql)
     if not cut:
         return card_ts
     try:
@@ -229,8 +169,81 @@ async def deliver(
         await post_text(client, thread, "Done.")
     await post_results(client, thread, outcome.results)
     if isinstance(outcome, AwaitingReply):
-        question_ts = await post(client, thread, question_blocks.question_message(outcome.question))
+        question_ts = await post(client, thread, question.question_message(outcome.question))
         return Delivered(question_ts=question_ts)
     if isinstance(outcome, AwaitingApproval):
         return Delivered(card_ts=await post_card(client, thread, outcome.pending))
     return Delivered()
+
+
+Poster = Callable[[Outcome], Awaitable[Delivered]]
+
+
+async def answer_in_thread(
+    services: Services,
+    thread: Thread,
+    status: StatusLine,
+    run: Awaitable[Outcome | None],
+    *,
+    what: str,
+    replier: str | None = None,
+    poster: Poster | None = None,
+) -> None:
+    """The end of every run in a thread: await `run`, post its outcome (an unexpected
+    error as a short apology; None: the run already told the person), clear the status
+    line, and remember the card or question posted so a newer message can close it.
+
+    `replier` wrote the message that started the run: a message replaces the card or
+    question open before it (or, the asker's reply, answers an input question), which
+    then says so. `poster` replaces the usual layout of the outcome."""
+    session = thread.session_id
+    before = _OpenBefore.of(services, session) if replier is not None else None
+    try:
+        outcome = await run
+    except Exception:
+        log.exception("%s in %s failed", what, session)
+        outcome = Failed(UNEXPECTED)
+    if outcome is None:
+        await status.clear()
+        return
+    if poster is not None:
+        delivered = await poster(outcome)
+    else:
+        delivered = await deliver(services.client, thread, outcome, proposals=services.proposals)
+    await status.clear()
+    if before is not None and replier is not None:
+        await before.close_if_gone(services, session, replier)
+    if isinstance(outcome, AwaitingApproval):
+        services.open_cards.remember(session, outcome.pending, thread.channel, delivered.card_ts)
+    if isinstance(outcome, AwaitingReply):
+        services.open_questions.remember(
+            session, outcome.question, thread.channel, delivered.question_ts
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _OpenBefore:
+    card: OpenMessage[PendingApproval] | None
+    question: OpenMessage[Question] | None
+
+    @classmethod
+    def of(cls, services: Services, session: str) -> _OpenBefore:
+        return cls(services.open_cards.get(session), services.open_questions.get(session))
+
+    async def close_if_gone(self, services: Services, session: str, replier: str) -> None:
+        """After the run: say so on the card or question it made obsolete."""
+        card, open_question = self.card, self.question
+        if card is not None:
+            still_pending = await services.agent.pending(card.item.id) is not None
+            if services.open_cards.take_if_gone(session, card, still_open=still_pending):
+                gone = approval_card.superseded_card(card.item)
+                await update(services.client, card.channel, card.ts, gone)
+        if open_question is not None:
+            asked = open_question.item
+            still_open = await services.agent.question(asked.id) is not None
+            if services.open_questions.take_if_gone(session, open_question, still_open=still_open):
+                if asked.kind == "input" and replier == asked.requester:
+                    gone = question.replied_question(asked, replier)
+                else:
+                    gone = question.closed_question(asked)
+                await update(services.client, open_question.channel, open_question.ts, gone)

@@ -1,4 +1,5 @@
-"""Run and Edit & run on the SQL an answer proposes.
+"""The buttons under the SQL an answer proposes: Run, Edit & run (which opens the editor;
+its submission is listeners/views/edit_and_run.py) and the database menu.
 
 The SQL comes from the stored proposal (Run) or from what the person typed in the modal
 (Edit & run), never from a button's payload. It runs through `agent.run_statement` as the
@@ -14,13 +15,19 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+
 from bot.agent.outcomes import Answer, AwaitingApproval, Failed, Outcome
-from bot.slack import replies, run_blocks
-from bot.slack.conversations import UNEXPECTED
-from bot.slack.interactions import Click, first_time, tell_clicker
+from bot.slack import delivery
+from bot.slack.blocks import sql_actions as run_blocks
+from bot.slack.clicks import Click, first_time, tell_clicker
+from bot.slack.delivery import UNEXPECTED, Delivered
 from bot.slack.proposals import Proposal
-from bot.slack.services import Services
+from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
+from bot.slack.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
@@ -33,9 +40,42 @@ TOO_LONG_TO_EDIT = (
     f"{run_blocks.MAX_EDIT_CHARS:,}). Use Run, or copy it; nothing was run."
 )
 NO_EDITOR = "The editor could not be opened; please try again."
-EMPTY_SQL = "Enter the SQL to run."
-UNKNOWN_DATABASE = "Choose one of the configured databases."
-GONE_FROM_VIEW = "I no longer know the answer this SQL came from; nothing can run from here."
+
+
+def register(app: AsyncApp) -> None:
+    app.action(run_blocks.RUN)(handle_run_sql)
+    app.action(run_blocks.EDIT)(handle_edit_sql)
+    app.action(run_blocks.CHOOSE_DATABASE)(handle_choose_database)
+
+
+async def handle_run_sql(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    """Run: the proposal's SQL runs as the person who clicked."""
+    await ack()
+    click = Click.from_body(body)
+    if click is None:
+        log.warning("Run click without user, message or value ignored")
+        return
+    await handle_run_click(services_of(context), click)
+
+
+async def handle_edit_sql(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
+    """Edit & run: open the editor modal."""
+    await ack()
+    click = Click.from_body(body)
+    if click is None:
+        log.warning("Edit & run click without user, message or value ignored")
+        return
+    await handle_edit_click(services_of(context), click)
+
+
+async def handle_choose_database(
+    ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext
+) -> None:
+    """The database menu under a SQL block whose answer names no database."""
+    await ack()
+    click = Click.from_body(body)
+    if click is not None:
+        await handle_database_choice(services_of(context), click)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,68 +150,9 @@ async def handle_edit_click(services: Services, click: Click) -> None:
     view = run_blocks.edit_view(proposal.id, proposal.sql, services.proposals.databases, database)
     try:
         await services.client.views_open(trigger_id=click.trigger_id, view=view)
-    except replies.SLACK_ERRORS as exc:
+    except delivery.SLACK_ERRORS as exc:
         log.warning("Edit & run modal for %s not opened: %s", click.user, exc)
         await tell_clicker(services, click, NO_EDITOR)
-
-
-@dataclass(frozen=True, slots=True)
-class Submission:
-    user: str
-    view_id: str
-    proposal_id: str | None
-    sql: str
-    database: str | None
-
-    @classmethod
-    def from_body(cls, body: dict[str, Any]) -> Submission | None:
-        try:
-            view = body["view"]
-            user = body["user"]["id"]
-            values = view["state"]["values"]
-        except (KeyError, TypeError):
-            return None
-        sql_input = (values.get(run_blocks.SQL_BLOCK) or {}).get(run_blocks.SQL_INPUT) or {}
-        menu = (values.get(run_blocks.DATABASE_BLOCK) or {}).get(run_blocks.DATABASE_INPUT) or {}
-        database = (menu.get("selected_option") or {}).get("value")
-        sql = sql_input.get("value")
-        return cls(
-            user=str(user),
-            view_id=str(view.get("id") or view.get("hash") or ""),
-            proposal_id=run_blocks.proposal_of_view(view),
-            sql=sql if isinstance(sql, str) else "",
-            database=database if isinstance(database, str) else None,
-        )
-
-
-async def check_submission(services: Services, submission: Submission) -> dict[str, str]:
-    """Errors to show in the modal, by block id; empty when the edit may run."""
-    errors: dict[str, str] = {}
-    proposal = (
-        await services.proposals.get(submission.proposal_id) if submission.proposal_id else None
-    )
-    if proposal is None:
-        errors[run_blocks.SQL_BLOCK] = GONE_FROM_VIEW
-    elif not submission.sql.strip():
-        errors[run_blocks.SQL_BLOCK] = EMPTY_SQL
-    if services.proposals.known(submission.database) is None:
-        errors[run_blocks.DATABASE_BLOCK] = UNKNOWN_DATABASE
-    return errors
-
-
-async def run_submission(services: Services, submission: Submission) -> None:
-    """After the modal closed: run the edited text as Run does, in the answer's thread."""
-    if not submission.view_id or not await services.dedupe.first_interaction(
-        f"view:{submission.view_id}"
-    ):
-        log.info("replayed Edit & run submission by %s ignored", submission.user)
-        return
-    proposal = await services.proposals.get(submission.proposal_id or "")
-    database = services.proposals.known(submission.database)
-    if proposal is None or database is None:  # checked before the ack; gone since
-        return
-    request = RunRequest(proposal.thread, submission.user, database, submission.sql, edited=True)
-    submit(services, request)
 
 
 def submit(services: Services, request: RunRequest) -> None:
@@ -182,39 +163,43 @@ def submit(services: Services, request: RunRequest) -> None:
 
 
 async def run(services: Services, request: RunRequest) -> None:
-    client, thread = services.client, request.thread
-    status = replies.StatusLine(client, thread, grace_s=services.status_grace_s)
-    try:
+    thread = request.thread
+    status = StatusLine(services.client, thread, grace_s=services.status_grace_s)
+
+    async def statement() -> Outcome:
         requester = await services.users.requester(request.user)
-        outcome: Outcome = await services.agent.run_statement(
+        return await services.agent.run_statement(
             thread.session_id,
             database=request.database,
             sql=request.sql,
             requester=requester,
             progress=status.step,
         )
-    except Exception:
-        log.exception("Run in %s failed", thread.session_id)
-        outcome = Failed(UNEXPECTED)
-    await post_outcome(services, request, outcome)
-    await status.clear()
+
+    async def poster(outcome: Outcome) -> Delivered:
+        await post_outcome(services, request, outcome)
+        return Delivered()  # nothing a newer message closes (see post_outcome)
+
+    await delivery.answer_in_thread(
+        services, thread, status, statement(), what="Run", poster=poster
+    )
 
 
 async def post_outcome(services: Services, request: RunRequest, outcome: Outcome) -> None:
     client, thread = services.client, request.thread
     if isinstance(outcome, Failed):
         message = run_blocks.refused_message(request.user, request.sql, outcome.message)
-        await replies.post(client, thread, message)
+        await delivery.post(client, thread, message)
     elif isinstance(outcome, AwaitingApproval):
         # The usual card; a click on it runs the change and posts the result (the
-        # approval flow in decisions.py). No model run waits on it, so a newer message
-        # in the thread does not replace it.
-        await replies.post_card(client, thread, outcome.pending)
+        # approval flow in listeners/actions/approval_card.py). No model run waits on it,
+        # so a newer message in the thread does not replace it.
+        await delivery.post_card(client, thread, outcome.pending)
     elif isinstance(outcome, Answer):
         message = run_blocks.ran_message(
             request.user, request.sql, outcome.text, edited=request.edited
         )
-        await replies.post(client, thread, message)
-        await replies.post_results(client, thread, outcome.results)
+        await delivery.post(client, thread, message)
+        await delivery.post_results(client, thread, outcome.results)
     else:  # run_statement asks no questions; say so rather than drop it
-        await replies.post_error(client, thread, UNEXPECTED)
+        await delivery.post_error(client, thread, UNEXPECTED)

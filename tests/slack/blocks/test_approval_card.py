@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
-from bot.slack import blocks
+from bot.slack.blocks import approval_card as blocks
+from bot.slack.blocks.messages import error_message, status_message
 
 SQL = "UPDATE orders SET status = 'paid' WHERE id = 11 AND note <> '<!channel>'"
 
@@ -146,8 +147,8 @@ def test_console_requesters_are_shown_as_text_not_mentions() -> None:
 
 
 def test_status_and_error_messages_are_escaped() -> None:
-    assert "&lt;x&gt;" in blocks.status_message("Reading <x>")["text"]
-    assert "&lt;!here&gt;" in blocks.error_message("bad <!here>")["text"]
+    assert "&lt;x&gt;" in status_message("Reading <x>")["text"]
+    assert "&lt;!here&gt;" in error_message("bad <!here>")["text"]
 
 
 def test_the_card_says_why_approval_is_needed() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.conversations import Incoming, mentions, question_text
+from bot.slack.listeners.events.conversation import Incoming, mentions, question_text
 
 QUESTIONS = [
     # (Slack text, question, reason)

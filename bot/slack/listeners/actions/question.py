@@ -1,5 +1,5 @@
-"""A click on a question's button or menu → the agent's answer, the question updated, the
-run resumed.
+"""A click on a button (or the menu) of the model's question back to the person → the
+agent's answer, the question updated, the run resumed.
 
 The click carries only "<question id>:<option index>"; the option comes from the stored
 question. Only the person asked may answer (anyone else is told so, privately, and nothing
@@ -11,13 +11,21 @@ then told it came too late.
 from __future__ import annotations
 
 import logging
+import re
+from typing import Any
 
-from bot.agent.outcomes import AlreadyDecided, Failed, NotYourQuestion, Outcome, Question
-from bot.slack import blocks, question_blocks, replies
-from bot.slack.conversations import UNEXPECTED, post_outcome, remember_open
-from bot.slack.interactions import Click, first_time, tell_clicker
-from bot.slack.services import Services
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from bot.agent.outcomes import AlreadyDecided, NotYourQuestion, Outcome, Question
+from bot.slack import delivery
+from bot.slack.blocks import question as question_blocks
+from bot.slack.blocks.common import person
+from bot.slack.clicks import Click, first_time, tell_clicker
+from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
+from bot.slack.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +37,23 @@ NOT_AN_OPTION = "That is not one of this question's answers; nothing changed."
 
 
 def only_asker_may_answer(question: Question) -> str:
-    return f"Only {blocks.person(question.requester)} can answer this."
+    return f"Only {person(question.requester)} can answer this."
+
+
+def register(app: AsyncApp) -> None:
+    app.action(re.compile(question_blocks.OPTION_PATTERN))(handle_answer_question)
+    app.action(question_blocks.OPTION_SELECT)(handle_answer_question)
+
+
+async def handle_answer_question(
+    ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext
+) -> None:
+    await ack()
+    click = Click.from_body(body)
+    if click is None:
+        log.warning("question click without user, message or value ignored")
+        return
+    await handle_click(services_of(context), click)
 
 
 async def handle_click(services: Services, click: Click) -> None:
@@ -73,39 +97,32 @@ async def answer(
         return
     if click.user != question.requester or not 0 <= index < len(question.options):
         return  # told when clicked; the stored question does not change
-    option = question.options[index]
-    services.open_questions.forget(thread.session_id, question.id)
+    asked: Question = question
+    option = asked.options[index]
+    services.open_questions.forget(thread.session_id, asked.id)
     # The buttons go at once, before the (maybe long) rest of the run.
-    answered = question_blocks.answered_question(question, option.label, click.user)
-    await _update(services, click, answered)
-    status = replies.StatusLine(client, thread, grace_s=services.status_grace_s)
-    outcome: Outcome
-    try:
-        outcome = await services.agent.answer(
-            question.id,
-            user=click.user,
-            answer=option.label,
-            value=option.value,
-            progress=status.step,
-        )
-    except NotYourQuestion:  # checked before queueing; kept for safety
-        await status.clear()
-        await tell_clicker(services, click, only_asker_may_answer(question))
-        return
-    except AlreadyDecided:
-        await status.clear()
-        await _update(services, click, question_blocks.closed_question(question))
-        await tell_clicker(services, click, ALREADY_ANSWERED)
-        return
-    except Exception:
-        log.exception("answer to question %s failed", question.id)
-        outcome = Failed(UNEXPECTED)
-    delivered = await post_outcome(services, thread, outcome, status)
-    remember_open(services, thread, outcome, delivered)
+    answered = question_blocks.answered_question(asked, option.label, click.user)
+    await delivery.update(client, click.channel, click.message_ts, answered)
+    status = StatusLine(client, thread, grace_s=services.status_grace_s)
 
+    async def run() -> Outcome | None:
+        try:
+            return await services.agent.answer(
+                asked.id,
+                user=click.user,
+                answer=option.label,
+                value=option.value,
+                progress=status.step,
+            )
+        except NotYourQuestion:  # checked before queueing; kept for safety
+            await status.clear()
+            await tell_clicker(services, click, only_asker_may_answer(asked))
+            return None
+        except AlreadyDecided:
+            await status.clear()
+            closed = question_blocks.closed_question(asked)
+            await delivery.update(client, click.channel, click.message_ts, closed)
+            await tell_clicker(services, click, ALREADY_ANSWERED)
+            return None
 
-async def _update(services: Services, click: Click, message: dict) -> None:
-    try:
-        await services.client.chat_update(channel=click.channel, ts=click.message_ts, **message)
-    except replies.SLACK_ERRORS as exc:
-        log.warning("question message %s not updated: %s", click.message_ts, exc)
+    await delivery.answer_in_thread(services, thread, status, run(), what="answer to a question")

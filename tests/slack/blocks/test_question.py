@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from bot.agent.outcomes import Option, Question
-from bot.slack import question_blocks
-from bot.slack.question_blocks import option_value, parse_option_value
+from bot.slack.blocks import question as question_blocks
+from bot.slack.blocks.question import option_value, parse_option_value
 
 QID = "q0123456789abcdef"
 

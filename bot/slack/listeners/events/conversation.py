@@ -1,4 +1,5 @@
-"""A person's message → one agent run in its thread, one run at a time per thread."""
+"""A person's message (a mention, a DM, a reply in a thread the bot takes part in) → one
+agent run in its thread, one run at a time per thread."""
 
 from __future__ import annotations
 
@@ -7,10 +8,11 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.outcomes import Failed, Outcome
-from bot.slack import replies
+from bot.agent.outcomes import Outcome
+from bot.slack import delivery
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
+from bot.slack.status_line import StatusLine
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +22,6 @@ HELP = (
 )
 QUEUED = "Queued: I'll get to this when I'm done with the request before it."
 WORKING = "Working on it…"
-UNEXPECTED = "Sorry, something went wrong while answering; the details are in the bot's log."
 
 _LINK = re.compile(r"<((?:https?://|mailto:)[^|>]+)(?:\|[^>]*)?>")
 
@@ -83,7 +84,7 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     limit = services.settings.limits.max_message_chars
     client = services.client
     if len(question) > limit:
-        await replies.post_error(
+        await delivery.post_error(
             client,
             thread,
             f"That message is too long for me ({len(question):,} characters; the limit is "
@@ -91,9 +92,9 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
         )
         return
     if not question:
-        await replies.post_text(client, thread, HELP)
+        await delivery.post_text(client, thread, HELP)
         return
-    status = replies.StatusLine(client, thread, grace_s=services.status_grace_s)
+    status = StatusLine(client, thread, grace_s=services.status_grace_s)
 
     async def job() -> None:
         await run_turn(services, incoming, question, status)
@@ -103,60 +104,22 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
 
 
 async def run_turn(
-    services: Services, incoming: Incoming, question: str, status: replies.StatusLine
+    services: Services, incoming: Incoming, question: str, status: StatusLine
 ) -> None:
     thread = incoming.thread
     await status.show(WORKING)
-    open_card = services.open_cards.get(thread.session_id)
-    open_question = services.open_questions.get(thread.session_id)
-    try:
+
+    async def run() -> Outcome:
         requester = await services.users.requester(incoming.user)
         mode = services.settings.mode_for_channel(thread.channel, is_dm=incoming.is_dm)
-        outcome = await services.agent.handle_message(
+        return await services.agent.handle_message(
             thread.session_id,
             question,
             requester=requester,
             mode=mode,
             progress=status.step,
         )
-    except Exception:
-        log.exception("run of %s failed", thread.session_id)
-        outcome = Failed(UNEXPECTED)
-    delivered = await post_outcome(services, thread, outcome, status)
-    if open_card is not None:
-        still_pending = await services.agent.pending(open_card.pending.id) is not None
-        await services.open_cards.close_if_superseded(
-            services.client, thread.session_id, open_card, still_pending
-        )
-    if open_question is not None:
-        still_open = await services.agent.question(open_question.question.id) is not None
-        await services.open_questions.close_if_gone(
-            services.client,
-            thread.session_id,
-            open_question,
-            still_open=still_open,
-            replier=incoming.user,
-        )
-    remember_open(services, thread, outcome, delivered)
 
-
-async def post_outcome(
-    services: Services, thread: Thread, outcome: Outcome, status: replies.StatusLine
-) -> replies.Delivered:
-    """Post a run's outcome in its thread (answer, card, question or failure); clear the
-    status line."""
-    delivered = await replies.deliver(
-        services.client, thread, outcome, proposals=services.proposals
-    )
-    await status.clear()
-    return delivered
-
-
-def remember_open(
-    services: Services, thread: Thread, outcome: Outcome, delivered: replies.Delivered
-) -> None:
-    """Keep track of the card or question just posted, so a newer message can close it."""
-    services.open_cards.remember(thread.session_id, outcome, thread.channel, delivered.card_ts)
-    services.open_questions.remember(
-        thread.session_id, outcome, thread.channel, delivered.question_ts
+    await delivery.answer_in_thread(
+        services, thread, status, run(), what="run", replier=incoming.user
     )

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.agent.outcomes import Question
 from bot.slack import mrkdwn
-from bot.slack.blocks import Block, context, markdown_section, person, plain, slack_date
+from bot.slack.blocks.common import Block, context, markdown_section, person, plain, slack_date
 
 # One action id per button (Slack wants them unique within a block); all are matched by
 # `OPTION_PATTERN`.

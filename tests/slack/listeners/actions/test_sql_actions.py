@@ -7,7 +7,9 @@ import json
 
 import pytest
 
-from bot.slack import run_blocks, runs
+from bot.slack.blocks import sql_actions as run_blocks
+from bot.slack.listeners.actions import sql_actions as runs
+from bot.slack.listeners.views import edit_and_run
 from tests.fakes.model_server import say
 from tests.fakes.slack_server import Message
 from tests.slack.conftest import (
@@ -207,9 +209,9 @@ async def test_edit_and_run_opens_the_sql_in_a_modal_and_runs_the_edit(
 
 SUBMISSION_ERRORS = [
     # (sql, database, block with the error, message, reason)
-    ("   ", STAGING, "sql", runs.EMPTY_SQL, "empty SQL runs nothing"),
-    (READ, "shop-other", "database", runs.UNKNOWN_DATABASE, "only configured databases"),
-    (READ, None, "database", runs.UNKNOWN_DATABASE, "a database must be chosen"),
+    ("   ", STAGING, "sql", edit_and_run.EMPTY_SQL, "empty SQL runs nothing"),
+    (READ, "shop-other", "database", edit_and_run.UNKNOWN_DATABASE, "only configured databases"),
+    (READ, None, "database", edit_and_run.UNKNOWN_DATABASE, "a database must be chosen"),
 ]
 
 

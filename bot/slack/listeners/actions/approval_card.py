@@ -1,0 +1,131 @@
+"""A click on an approval card — Approve once, Approve for this thread, or Deny — becomes
+the agent's approve/deny; the card is updated and the run resumed.
+
+The click's payload is trusted only for who clicked and which card: the id in the button's
+value names a stored pending approval, and that record (never the payload) says what SQL
+runs where. The agent claims the approval atomically, so the first decision wins and a
+double click or a replayed payload does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from bot.agent.outcomes import (
+    AlreadyDecided,
+    ApprovalDecision,
+    ApprovalExpired,
+    Outcome,
+    PendingApproval,
+)
+from bot.slack import delivery
+from bot.slack.blocks import approval_card
+from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
+from bot.slack.clicks import Click, tell_clicker
+from bot.slack.services import Services, services_of
+from bot.slack.sessions import Thread
+from bot.slack.status_line import StatusLine
+from bot.state.grants import GrantScope
+
+log = logging.getLogger(__name__)
+
+NOT_AN_APPROVER = "Only the configured approvers can approve or deny changes; nothing was done."
+NO_APPROVERS = "No approvers are configured, so nobody can approve changes; nothing was done."
+EXPIRED = "This approval request expired before anyone decided; nothing was done."
+ALREADY_DECIDED = (
+    "This request is no longer pending (it was decided, or a newer message replaced it); "
+    "nothing was done."
+)
+SCOPES = {APPROVE_ONCE: GrantScope.ONCE, APPROVE_THREAD: GrantScope.THREAD}
+
+
+def register(app: AsyncApp) -> None:
+    for decision in (APPROVE_ONCE, APPROVE_THREAD, DENY):
+        app.action(decision)(handle_card_decision)
+
+
+async def handle_card_decision(
+    ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext
+) -> None:
+    await ack()
+    click = Click.from_body(body)
+    if click is None:
+        log.warning("approval card click without user, card or value ignored")
+        return
+    await handle_click(services_of(context), click)
+
+
+async def handle_click(services: Services, click: Click) -> None:
+    """Check who clicked, then queue the decision behind the thread's current run."""
+    if not await services.approvers.allows(click.user):
+        log.info(
+            "%s is not an approver; %s on %s refused", click.user, click.action_id, click.value
+        )
+        refusal = NOT_AN_APPROVER if services.approvers.configured else NO_APPROVERS
+        await tell_clicker(services, click, refusal)
+        return
+    pending = await services.agent.pending(click.value)
+    if pending is None:
+        await tell_clicker(services, click, ALREADY_DECIDED)
+        return
+    thread = Thread.from_session_id(pending.session_id)
+
+    async def job() -> None:
+        await decide(services, click, thread, pending)
+
+    services.queues.submit(thread.session_id, job)
+
+
+async def decide(
+    services: Services, click: Click, thread: Thread, pending: PendingApproval
+) -> None:
+    client = services.client
+    status = StatusLine(client, thread, grace_s=services.status_grace_s)
+
+    async def on_decided(decision: ApprovalDecision) -> None:
+        services.open_cards.forget(thread.session_id, decision.pending.id)
+        card = approval_card.decided_card(decision)
+        if not await delivery.update(client, click.channel, click.message_ts, card):
+            log.error("approval card %s not updated", click.message_ts)
+        audit_channel = services.settings.approvals.audit_channel
+        if decision.approved and audit_channel:
+            try:
+                await client.chat_postMessage(
+                    channel=audit_channel,
+                    text=approval_card.audit_line(decision),
+                    unfurl_links=False,
+                )
+            except delivery.SLACK_ERRORS as exc:
+                log.error("audit line for approval %s not posted: %s", decision.pending.id, exc)
+
+    async def run() -> Outcome | None:
+        try:
+            if click.action_id == DENY:
+                return await services.agent.deny(
+                    click.value, approver=click.user, progress=status.step, on_decided=on_decided
+                )
+            await status.show("Running the approved change…")
+            return await services.agent.approve(
+                click.value,
+                approver=click.user,
+                scope=SCOPES[click.action_id],
+                progress=status.step,
+                on_decided=on_decided,
+            )
+        except ApprovalExpired:
+            await status.clear()
+            await tell_clicker(services, click, EXPIRED)
+            expired = approval_card.superseded_card(pending, expired=True)
+            await delivery.update(client, click.channel, click.message_ts, expired)
+            return None
+        except AlreadyDecided:
+            await status.clear()
+            await tell_clicker(services, click, ALREADY_DECIDED)
+            return None
+
+    await delivery.answer_in_thread(services, thread, status, run(), what="decision")
