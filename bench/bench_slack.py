@@ -11,7 +11,8 @@ thread makes one tool call, then gets its answer (two model calls per turn). Pri
 one run:
 
 - the wall time of a single thread (median of 5), then of N concurrent threads, and their
-  ratio (target: ≤ 1.5×);
+  ratio (target: ≤ 1.5×), after warm-up rounds of 1, 10 and N threads (so that connection
+  pools are as full as a serving bot's);
 - the bot process's CPU per turn under that load;
 - the bot's own time per turn, excluding model and Slack latency: from the event reaching
   the app to the turn's last Slack call, minus the time covered by model and Slack calls
@@ -403,6 +404,9 @@ async def main(argv: list[str] | None = None) -> int:
             try:
                 await bench.run(1, "warm-up")
                 await bench.run(10, "warm-up")
+                # Once at full width too: every pool (events, Slack, model, database) then
+                # holds the connections the measured run needs, as a serving bot's do.
+                await bench.run(args.threads, "warm-up")
                 SLACK_CALLS.clear()
                 singles = [await bench.run(1, f"single {i}") for i in range(SINGLE_RUNS)]
                 single = statistics.median(wall for wall, _ in singles)
@@ -442,6 +446,8 @@ async def main(argv: list[str] | None = None) -> int:
     print(f"  bot's own time, {args.threads} at once    {describe(many_turns)}")
     if profiler is not None and os.environ.get("BENCH_PSTATS"):
         pstats.Stats(profiler).sort_stats(os.environ["BENCH_PSTATS"]).print_stats(45)
+    if profiler is not None and os.environ.get("BENCH_CALLERS"):  # who calls these?
+        pstats.Stats(profiler).sort_stats("tottime").print_callers(os.environ["BENCH_CALLERS"])
     if profiler is not None:
         print("  where the CPU of the concurrent run went (profiled, so slower than above):")
         for group, seconds, share in cpu_by_group(profiler):

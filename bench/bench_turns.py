@@ -271,7 +271,8 @@ async def main(argv: list[str] | None = None) -> int:
     first, last = statistics.median(medians[1]), statistics.median(medians[LENGTHS[-1]])
     ratio = last / first
     print(f"  largest request to the model in those runs: {largest_request / 1024:.1f} KiB")
-    print(f"  {LENGTHS[-1]:,} vs 1 exchange: {ratio:.2f}x (target <= {TARGET_RATIO}x)")
+    profiled = f" (not valid: the turns at {args.profile} were profiled)" if args.profile else ""
+    print(f"  {LENGTHS[-1]:,} vs 1 exchange: {ratio:.2f}x (target <= {TARGET_RATIO}x){profiled}")
     state = "answered" if longest_ok else f"FAILED ({longest_error})"
     print(
         f"  {LONGEST:,} exchanges: {state}; largest request {longest_size / 1024:.1f} KiB "
