@@ -156,7 +156,7 @@ async def deliver(
     `proposals` is given), the results it rests on, and the approval card or question
     when the run waits for one."""
     if isinstance(outcome, Stopped):
-        await post_text(client, thread, f"Stopped by <@{outcome.by}>.")
+        await post(client, thread, answer_message(f"Stopped by <@{mrkdwn.escape(outcome.by)}>."))
         await post_results(client, thread, outcome.results)
         return Delivered()
     if isinstance(outcome, Failed):

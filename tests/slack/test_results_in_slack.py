@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import csv
 import io
+import time
 
+from bot.slack.sessions import Thread
 from tests.fakes.model_server import call, calls, failure, say
+from tests.fakes.slack_server import TEAM_ID
 from tests.slack.conftest import CHANNEL, STAGING, SlackHarness
 
 
@@ -68,3 +72,18 @@ async def test_rows_fetched_before_the_model_failed_are_still_posted_with_the_er
     await harness.idle()
     assert attached.text.split() == ["id", "10", "11", "12", "13"]
     assert any(text.startswith(":warning:") for text in harness.texts(thread_ts))
+
+
+async def test_a_stopped_run_says_who_stopped_it_in_the_thread(harness: SlackHarness) -> None:
+    slow = "SELECT COUNT(*) FROM orders AS a, seq_1_to_100000 AS b, seq_1_to_100000 AS c"
+    harness.model.script(calls(call("execute_query", {"database": STAGING, "sql": slow})))
+    thread_ts, _ = await harness.mention("count a lot")
+    session = Thread(TEAM_ID, CHANNEL, thread_ts).session_id
+    agent = harness.agent
+    assert agent is not None
+    deadline = time.monotonic() + 10
+    while not agent.is_running(session) or not harness.model.requests:  # the model was asked
+        assert time.monotonic() < deadline, "the run never started"
+        await asyncio.sleep(0.02)
+    assert await agent.stop(session, by="U0STOPPER")
+    await harness.slack.wait_for(lambda: "Stopped by <@U0STOPPER>." in harness.texts(thread_ts))
