@@ -22,6 +22,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import ConfigError, Settings
+from bot.slack import recovery
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.proposals import Proposals
 from bot.slack.sessions import Dedupe
@@ -120,7 +121,6 @@ async def _build_agent(
         model=model,
         skills=Skills.load(),
     )
-    await agent.recover()
     return agent, databases, model
 
 
@@ -173,6 +173,7 @@ async def serve(settings: Settings) -> None:
         await _verify_bot_token(client)
         app = build_app(settings, agent, store, client)
         services = services_of_app(app)
+        recovery.take_up(services, await agent.recover())
         pruner = asyncio.create_task(_prune_forever(services.dedupe, services.proposals))
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:

@@ -29,6 +29,7 @@ from bench.datasets import connect
 from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
+from bot.slack import recovery
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.state.store import StateStore
@@ -193,10 +194,11 @@ class SlackHarness:
             model=self.model_client,
             skills=Skills.load(),
         )
-        await self.agent.recover()
+        recovered = await self.agent.recover()
         self.session = aiohttp.ClientSession()
         client = make_client(self.settings, session=self.session)
         self.app = build_app(self.settings, self.agent, self.store, client)
+        recovery.take_up(services_of_app(self.app), recovered)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
