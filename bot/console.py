@@ -35,6 +35,7 @@ from bot.agent import (
 from bot.config import ConfigError, Mode, load_settings
 from bot.state.grants import GrantScope
 from bot.state.store import StateStore
+from bot.visible import visible
 
 ReadLine = Callable[[str], Awaitable[str | None]]
 PREVIEW_ROWS = 20
@@ -64,9 +65,12 @@ async def read_line(prompt: str) -> str | None:
 
 
 def render_result(result: QueryResult, limit: int = PREVIEW_ROWS) -> str:
-    rows = [[("NULL" if cell is None else str(cell)) for cell in row] for row in result.rows]
+    """Rows as a text table; cells and names shown with visible() before they are measured."""
+    rows = [
+        [("NULL" if cell is None else visible(str(cell))) for cell in row] for row in result.rows
+    ]
     shown = rows[:limit]
-    columns = list(result.columns)
+    columns = [visible(column) for column in result.columns]
     widths = [
         min(40, max([len(c)] + [len(row[i]) for row in shown])) for i, c in enumerate(columns)
     ]
@@ -75,7 +79,7 @@ def render_result(result: QueryResult, limit: int = PREVIEW_ROWS) -> str:
         return " | ".join(cell[:w].ljust(w) for cell, w in zip(cells, widths, strict=True))
 
     out = [
-        f"-- {result.database}: {result.sql}",
+        f"-- {result.database}: {visible(result.sql)}",
         line(columns),
         "-+-".join("-" * w for w in widths),
     ]
@@ -101,7 +105,9 @@ async def run_console(
     session = session_id or f"console:{uuid.uuid4().hex[:12]}"
 
     def say(text: str) -> None:
-        out.write(text + "\n")
+        # Everything printed may hold the model's or the database's text: a carriage return
+        # or an ANSI escape in it could rewrite what the person reads before typing "y".
+        out.write(visible(text) + "\n")
         out.flush()
 
     async def progress(step: Step) -> None:

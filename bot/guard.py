@@ -1,13 +1,22 @@
 """The guard: what happens to a classified statement on a given database.
 
-A pure function of (classification, the database's configuration, whether a grant matches).
-Its messages tell the model what to do next.
+A pure function of (classification, the database's configuration, what the server said the
+statement reaches, whether a grant matches). Its messages tell the model what to do next.
 
 | risk        | production                      | other environments                      |
 |-------------|---------------------------------|-----------------------------------------|
 | read_only   | run read-only, on the replica   | run read-only (replica when configured) |
 | write, ddl  | refuse; show SQL for the change | run with a matching grant, else approval|
 | transaction | refuse                          | refuse                                  |
+
+Before that table applies, a statement must stay inside its database:
+- reads (a query's, and a write's sources) touch only the database's own schema, the schemas
+  its configuration lists in `read_schemas`, and information_schema;
+- writes change only the own schema, counting what they reach on the server: the bodies of
+  procedures they CALL, the triggers their writes fire and the foreign keys that cascade
+  from them (bot.db.reach). Anything that reaches the whole server is refused.
+Names compare the way the server compares them: case-folded only when its
+lower_case_table_names says so.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from bot.config import DatabaseConfig, Environment
+from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
 from bot.sql.risk import Classification, Risk
 
 
@@ -46,45 +56,104 @@ TRANSACTION_CONTROL = (
     "as plain statements in one execute_query call instead."
 )
 NO_STATEMENT = "Blocked: no SQL statement found."
+UNREAD_PROGRAMS = (
+    "Blocked: the server's triggers, procedures and foreign keys for this database could not "
+    "be read, so what the change reaches is not known."
+)
+HIDDEN_TRIGGERS = (
+    "Blocked: the database account may not see the triggers on {schema} (it lacks the TRIGGER "
+    "privilege there), so what the change fires is not known. Grant TRIGGER on the schema to "
+    "the bot's account."
+)
 # The classifier's target schema for statements that reach beyond any one database.
 SERVER_WIDE = "*"
+_BEYOND = (
+    "things beyond this database (the server's users, privileges, settings or files, stored "
+    "programs, or other servers)"
+)
 
 
-def _foreign_targets(classification: Classification, own_schema: str | None) -> list[str]:
-    """Targets qualified with a schema other than the database's own."""
-    foreign = []
-    for statement in classification.statements:
-        for target in statement.targets:
-            if target.schema is None:
-                continue
-            if target.schema == SERVER_WIDE:
-                foreign.append(
-                    "things beyond this database (the server's users, privileges, settings "
-                    "or files, stored programs, or other servers)"
-                )
-            elif own_schema is None or target.schema.lower() != own_schema.lower():
-                foreign.append(f"{target.schema}.{target.name}" if target.name else target.schema)
+def reached(classification: Classification, reach: ServerReach) -> tuple[Reached, ...]:
+    """What each statement reaches, in statement order."""
+    return tuple(walk(statement, reach) for statement in classification.statements)
+
+
+def _name(reaching: Reaching) -> str:
+    table = reaching.table
+    if table.schema == SERVER_WIDE:
+        what = _BEYOND
+    else:
+        what = f"{table.schema}.{table.name}" if table.name else str(table.schema)
+    return f"{what} (through {reaching.via})" if reaching.via else what
+
+
+def _foreign_writes(found: tuple[Reached, ...], reach: ServerReach) -> list[str]:
+    own = reach.schema
+    foreign: list[str] = []
+    for statement in found:
+        for reaching in statement.writes:
+            schema = reaching.table.schema
+            if schema is None:
+                continue  # unqualified with no default schema: the server refuses it
+            if schema == SERVER_WIDE or not reach.same_schema(schema, own):
+                foreign.append(_name(reaching))
     return foreign
 
 
-def decide(classification: Classification, database: DatabaseConfig, *, granted: bool) -> Decision:
+def _foreign_reads(
+    found: tuple[Reached, ...], reach: ServerReach, database: DatabaseConfig
+) -> list[str]:
+    allowed = [reach.schema, INFORMATION_SCHEMA, *database.read_schemas]
+    foreign: list[str] = []
+    for statement in found:
+        for reaching in statement.reads:
+            schema = reaching.table.schema
+            if schema is None:
+                continue
+            if schema == SERVER_WIDE or not any(reach.same_schema(schema, a) for a in allowed):
+                foreign.append(_name(reaching))
+    return foreign
+
+
+def _unique(names: list[str]) -> str:
+    return ", ".join(dict.fromkeys(names))
+
+
+def decide(
+    classification: Classification,
+    database: DatabaseConfig,
+    *,
+    granted: bool,
+    reach: ServerReach,
+) -> Decision:
     if not classification.statements:
         return Refused(NO_STATEMENT)
     risk = classification.risk
-    production = database.environment is Environment.PRODUCTION
-    if risk is Risk.READ_ONLY:
-        return Run(read_only=True, use_replica=database.read_url is not None)
     if risk is Risk.TRANSACTION:
         return Refused(TRANSACTION_CONTROL)
-    if production:
-        return Refused(PRODUCTION_WRITE)
-    foreign = _foreign_targets(classification, database.schema_name)
-    if foreign:
-        own = database.schema_name or "(none configured)"
+    found = reached(classification, reach)
+    own = database.schema_name or "(none configured)"
+    foreign_reads = _foreign_reads(found, reach, database)
+    if foreign_reads:
+        extra = f" and {', '.join(database.read_schemas)}" if database.read_schemas else ""
         return Refused(
-            f"Blocked: the statement changes {', '.join(sorted(set(foreign)))}, outside "
-            f"{database.name}'s own schema {own}; changes are allowed only in the database's "
-            "own schema."
+            f"Blocked: the statement reads {_unique(foreign_reads)}, outside {database.name}'s "
+            f"schema {own}{extra}; reads stay in the database's own schema (and its "
+            "configured read_schemas)."
+        )
+    if risk is Risk.READ_ONLY:
+        return Run(read_only=True, use_replica=database.read_url is not None)
+    if database.environment is Environment.PRODUCTION:
+        return Refused(PRODUCTION_WRITE)
+    if not reach.programs_read:
+        return Refused(UNREAD_PROGRAMS)
+    if not reach.triggers_visible and any(s.risk is Risk.WRITE for s in classification.statements):
+        return Refused(HIDDEN_TRIGGERS.format(schema=own))
+    foreign = _foreign_writes(found, reach)
+    if foreign:
+        return Refused(
+            f"Blocked: the statement changes {_unique(foreign)}, outside {database.name}'s own "
+            f"schema {own}; changes are allowed only in the database's own schema."
         )
     if granted:
         return Run(read_only=False)

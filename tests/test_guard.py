@@ -5,33 +5,63 @@ from __future__ import annotations
 import pytest
 
 from bot.config import DatabaseConfig
-from bot.guard import NeedsApproval, Refused, Run, decide
-from bot.sql.risk import Classification, Risk, Statement, TableRef
+from bot.db.reach import ForeignKey, Routine, ServerReach, Trigger, View
+from bot.guard import Decision, NeedsApproval, Refused, Run, decide
+from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
 
 
-def classification(risk: Risk, *targets: TableRef, statements: int = 1) -> Classification:
+def classification(
+    risk: Risk,
+    *targets: TableRef,
+    statements: int = 1,
+    kind: str = "X",
+    reads: tuple[TableRef, ...] = (),
+) -> Classification:
     made = tuple(
         Statement(
             text="X",
             start=0,
             end=1,
             risk=risk,
-            kind="X",
+            kind=kind,
             reasons=(f"{risk} reason",),
             targets=targets,
+            reads=reads,
         )
         for _ in range(statements)
     )
     return Classification(sql="X", risk=risk, statements=made, reasons=(f"{risk} reason",))
 
 
-def database(environment: str, *, replica: bool = False) -> DatabaseConfig:
+def database(environment: str, *, replica: bool = False, schema: str = "shop") -> DatabaseConfig:
     return DatabaseConfig(
         name=f"shop-{environment}",
-        url="mysql://agent@db:3306/shop",
+        url=f"mysql://agent@db:3306/{schema}",
         environment=environment,
-        read_url="mysql://reader@replica/shop" if replica else None,
+        read_url=f"mysql://reader@replica/{schema}" if replica else None,
+        read_schemas=["shop_archive"],
     )
+
+
+def server(
+    schema: str | None = "shop",
+    *,
+    folds: int = 0,
+    routines: tuple[Routine, ...] = (),
+    triggers: tuple[Trigger, ...] = (),
+    keys: tuple[ForeignKey, ...] = (),
+) -> ServerReach:
+    return ServerReach(schema, folds, routines, triggers, keys, programs_read=True)
+
+
+def judge(
+    sql: str,
+    environment: str = "staging",
+    *,
+    granted: bool = True,
+    reach: ServerReach | None = None,
+) -> Decision:
+    return decide(classify(sql), database(environment), granted=granted, reach=reach or server())
 
 
 R, W, D, T = Risk.READ_ONLY, Risk.WRITE, Risk.DDL, Risk.TRANSACTION
@@ -62,7 +92,7 @@ GUARD_TABLE = [
     (W, (BARE,), "staging", False, True, Run(False, False), "a matching grant lets it run"),
     (D, (BARE,), "development", True, True, Run(False, False), "writes never use the replica"),
     (W, (OWN,), "staging", False, True, Run(False, False), "the database's own schema is fine"),
-    (W, (OWN_UPPER,), "staging", False, True, Run(False, False), "schema names compare caselessly"),
+    (W, (OWN_UPPER,), "staging", False, True, Refused, "SHOP is not shop on a case-keeping server"),
     (W, (FOREIGN,), "staging", False, True, Refused, "another schema is refused even granted"),
     (W, (FOREIGN,), "staging", False, False, Refused, "another schema never reaches approval"),
     (D, (OWN, FOREIGN), "development", False, True, Refused, "one foreign target is enough"),
@@ -80,7 +110,10 @@ GUARD_TABLE = [
 )
 def test_guard_table(risk, targets, environment, replica, granted, expected, reason):
     decision = decide(
-        classification(risk, *targets), database(environment, replica=replica), granted=granted
+        classification(risk, *targets),
+        database(environment, replica=replica),
+        granted=granted,
+        reach=server(),
     )
     if isinstance(expected, type):
         assert isinstance(decision, expected), reason
@@ -89,7 +122,9 @@ def test_guard_table(risk, targets, environment, replica, granted, expected, rea
 
 
 def test_a_production_write_tells_the_model_what_to_do_next():
-    decision = decide(classification(W, BARE), database("production"), granted=False)
+    decision = decide(
+        classification(W, BARE), database("production"), granted=False, reach=server()
+    )
     assert isinstance(decision, Refused)
     assert decision.reason.startswith("Blocked: writes on production")
     assert "show the SQL to the user" in decision.reason
@@ -97,25 +132,373 @@ def test_a_production_write_tells_the_model_what_to_do_next():
 
 def test_refusals_start_with_blocked():
     for risk, env in ((T, "staging"), (W, "production")):
-        decision = decide(classification(risk, BARE), database(env), granted=False)
+        decision = decide(classification(risk, BARE), database(env), granted=False, reach=server())
         assert isinstance(decision, Refused) and decision.reason.startswith("Blocked: ")
 
 
 def test_a_foreign_schema_refusal_names_the_table():
-    decision = decide(classification(W, FOREIGN), database("staging"), granted=True)
+    decision = decide(classification(W, FOREIGN), database("staging"), granted=True, reach=server())
     assert isinstance(decision, Refused) and "billing.invoices" in decision.reason
 
 
 def test_nothing_to_run_is_refused():
     empty = Classification(sql="", risk=Risk.WRITE, statements=(), reasons=("no statement",))
-    assert isinstance(decide(empty, database("staging"), granted=True), Refused)
+    assert isinstance(decide(empty, database("staging"), granted=True, reach=server()), Refused)
 
 
 def test_a_qualified_write_without_a_schema_in_the_url_is_refused():
     no_schema = DatabaseConfig(name="x", url="mysql://u@h", environment="staging")
-    assert isinstance(decide(classification(W, OWN), no_schema, granted=True), Refused)
+    decision = decide(classification(W, OWN), no_schema, granted=True, reach=server(None))
+    assert isinstance(decision, Refused)
 
 
 def test_a_server_wide_statement_says_so():
-    decision = decide(classification(D, SERVER), database("staging"), granted=True)
+    decision = decide(classification(D, SERVER), database("staging"), granted=True, reach=server())
     assert isinstance(decision, Refused) and "beyond this database" in decision.reason
+
+
+# --- what a statement reaches on the server ------------------------------------------------
+
+
+def routine(name: str, body: str | None, schema: str = "shop") -> Routine:
+    return Routine(schema, name, "PROCEDURE", body, classify(body) if body else None)
+
+
+def trigger(table: str, event: str, body: str, *, name: str = "trg") -> Trigger:
+    return Trigger("shop", name, "shop", table, event, "AFTER", body, classify(body))
+
+
+def key(parent: str, child: str, *, on_delete: str = "RESTRICT", on_update: str = "RESTRICT"):
+    child_schema, child_table = child.split(".")
+    return ForeignKey(
+        f"fk_{child_table}",
+        child_schema,
+        child_table,
+        "ref_id",
+        "shop",
+        parent,
+        on_update,
+        on_delete,
+    )
+
+
+DYNAMIC = routine("p", "EXECUTE IMMEDIATE s")
+WRITES_OTHER = routine("p", "UPDATE other.t SET a = 1")
+WRITES_OWN = routine("p", "UPDATE t SET a = 1")
+LOGS_OTHER = trigger("t", "UPDATE", "INSERT INTO other.log VALUES (NEW.id)")
+LOGS_OWN = trigger("t", "UPDATE", "INSERT INTO log VALUES (NEW.id)")
+
+REACH_TABLE = [
+    # (sql, server, expected, words in the reason, why)
+    (
+        "CALL p('UPDATE other.t SET a = 1')",
+        server(routines=(DYNAMIC,)),
+        Refused,
+        "dynamic SQL",
+        "a procedure running dynamic SQL reaches the whole server",
+    ),
+    ("CALL p()", server(routines=(WRITES_OTHER,)), Refused, "other.t", "its body's target counts"),
+    ("CALL p()", server(routines=(WRITES_OWN,)), Run, "", "a body that stays home runs"),
+    (
+        "CALL P()",
+        server(routines=(WRITES_OTHER,)),
+        Refused,
+        "other.t",
+        "routine names are caseless",
+    ),
+    (
+        "CALL p()",
+        server(routines=(routine("p", None),)),
+        Refused,
+        "cannot be read",
+        "a body the account cannot read reaches the whole server",
+    ),
+    ("CALL missing()", server(), Refused, "cannot be read", "an unknown routine is not guessed"),
+    (
+        "CALL p()",
+        server(routines=(routine("p", "CALL q()"), routine("q", "DELETE FROM other.x"))),
+        Refused,
+        "procedure shop.p → procedure shop.q",
+        "nested calls are followed",
+    ),
+    ("CALL p()", server(routines=(routine("p", "CALL p()"),)), Run, "", "recursion ends"),
+    (
+        "CALL p()",
+        server(routines=(routine("p", "BEGIN UPDATE t SET a = 1; END"),)),
+        Refused,
+        "BEGIN … END",
+        "a compound body is not checked statement by statement",
+    ),
+    ("CALL p()", server(routines=(routine("p", "COMMIT"),)), Refused, "transaction", "COMMIT"),
+    (
+        "CALL p()",
+        server(routines=(routine("p", "SET GLOBAL max_connections = 1"),)),
+        Refused,
+        "beyond this database",
+        "a body changing server settings is server-wide",
+    ),
+    (
+        "CALL SHOP.p()",
+        server(routines=(WRITES_OWN,)),
+        Refused,
+        "SHOP.p",
+        "SHOP is another schema when the server keeps case",
+    ),
+    (
+        "CALL SHOP.p()",
+        server(folds=1, routines=(WRITES_OWN,)),
+        Run,
+        "",
+        "and the same schema when it folds case",
+    ),
+    (
+        "UPDATE t SET a = 1",
+        server(triggers=(LOGS_OTHER,)),
+        Refused,
+        "trigger shop.trg (AFTER UPDATE on shop.t)",
+        "a trigger writing another schema makes the write refused",
+    ),
+    (
+        "INSERT INTO t VALUES (1)",
+        server(triggers=(trigger("t", "DELETE", "DELETE FROM other.x"),)),
+        Run,
+        "",
+        "a DELETE trigger does not fire on INSERT",
+    ),
+    ("UPDATE t SET a = 1", server(triggers=(LOGS_OWN,)), Run, "", "an in-schema trigger is fine"),
+    (
+        "UPDATE t SET a = 1",
+        server(triggers=(trigger("T", "UPDATE", "DELETE FROM other.x"),)),
+        Run,
+        "",
+        "a trigger on T is not on t when the server keeps case",
+    ),
+    (
+        "UPDATE t SET a = 1",
+        server(folds=1, triggers=(trigger("T", "UPDATE", "DELETE FROM other.x"),)),
+        Refused,
+        "other.x",
+        "and is when it folds case",
+    ),
+    (
+        "UPDATE t SET a = 1",
+        server(
+            triggers=(
+                trigger("t", "UPDATE", "INSERT INTO log VALUES (1)"),
+                trigger("log", "INSERT", "DELETE FROM other.x", name="trg2"),
+            )
+        ),
+        Refused,
+        "other.x",
+        "a trigger's writes fire triggers in turn",
+    ),
+    (
+        "UPDATE t SET a = 1",
+        server(triggers=(trigger("t", "UPDATE", "CALL p()"),), routines=(WRITES_OTHER,)),
+        Refused,
+        "other.t",
+        "a trigger calling a procedure is followed into it",
+    ),
+    (
+        "DELETE FROM customers WHERE id = 1",
+        server(keys=(key("customers", "other.orders", on_delete="CASCADE"),)),
+        Refused,
+        "foreign key fk_orders (ON DELETE CASCADE)",
+        "a cascade into another schema makes the write refused",
+    ),
+    (
+        "DELETE FROM customers WHERE id = 1",
+        server(keys=(key("customers", "other.orders"),)),
+        Run,
+        "",
+        "RESTRICT writes nothing",
+    ),
+    (
+        "UPDATE customers SET id = 2",
+        server(keys=(key("customers", "other.orders", on_update="SET NULL"),)),
+        Refused,
+        "ON UPDATE SET NULL",
+        "SET NULL writes the child",
+    ),
+    (
+        "DELETE FROM customers",
+        server(keys=(key("customers", "other.orders", on_update="CASCADE"),)),
+        Run,
+        "",
+        "an ON UPDATE rule does not act on DELETE",
+    ),
+    (
+        "DELETE FROM customers",
+        server(
+            keys=(
+                key("customers", "shop.orders", on_delete="CASCADE"),
+                key("orders", "other.items", on_delete="CASCADE"),
+            )
+        ),
+        Refused,
+        "other.items",
+        "cascades are followed transitively",
+    ),
+    (
+        "DELETE FROM customers",
+        server(keys=(key("customers", "shop.orders", on_delete="CASCADE"),)),
+        Run,
+        "",
+        "an in-schema cascade is shown, not refused",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("sql", "reach", "expected", "words", "why"), REACH_TABLE, ids=[row[-1] for row in REACH_TABLE]
+)
+def test_what_a_statement_reaches(sql, reach, expected, words, why):
+    decision = judge(sql, reach=reach)
+    assert isinstance(decision, expected), f"{why}: {decision}"
+    if words:
+        assert isinstance(decision, Refused) and words in decision.reason, why
+
+
+ARCHIVE, MYSQL_USER = TableRef("shop_archive", "orders"), TableRef("mysql", "user")
+READS_TABLE = [
+    # (risk, reads, folds, expected, why)
+    (R, (MYSQL_USER,), 0, Refused, "mysql.user is outside the database"),
+    (R, (TableRef(None, "orders"),), 0, Run, "unqualified reads are the own schema"),
+    (R, (ARCHIVE,), 0, Run, "read_schemas are readable"),
+    (R, (TableRef("information_schema", "TABLES"),), 0, Run, "information_schema is readable"),
+    (R, (TableRef("INFORMATION_SCHEMA", "tables"),), 0, Run, "in any case"),
+    (R, (TableRef("SHOP", "orders"),), 0, Refused, "SHOP is not shop when case is kept"),
+    (R, (TableRef("SHOP", "orders"),), 1, Run, "SHOP is shop when case folds"),
+    (R, (TableRef("performance_schema", "threads"),), 0, Refused, "nor other system schemas"),
+    (W, (MYSQL_USER,), 0, Refused, "a write's sources are confined too"),
+    (W, (ARCHIVE,), 0, NeedsApproval, "a write may read read_schemas"),
+]
+
+
+@pytest.mark.parametrize(
+    ("risk", "reads", "folds", "expected", "why"), READS_TABLE, ids=[row[-1] for row in READS_TABLE]
+)
+def test_reads_are_confined(risk, reads, folds, expected, why):
+    targets = (BARE,) if risk is W else ()
+    made = classification(risk, *targets, reads=reads)
+    decision = decide(made, database("staging"), granted=False, reach=server(folds=folds))
+    assert isinstance(decision, expected), f"{why}: {decision}"
+
+
+def test_a_refused_read_says_plainly_what_it_reads():
+    made = classification(R, reads=(MYSQL_USER,))
+    decision = decide(made, database("production"), granted=False, reach=server())
+    assert isinstance(decision, Refused)
+    assert decision.reason.startswith("Blocked: the statement reads mysql.user, outside")
+
+
+def test_a_write_is_refused_when_the_server_could_not_say_what_it_reaches():
+    unread = ServerReach("shop", 0)
+    decision = decide(classification(W, BARE), database("staging"), granted=True, reach=unread)
+    assert isinstance(decision, Refused) and "could not be read" in decision.reason
+    read = decide(classification(R), database("staging"), granted=False, reach=unread)
+    assert read == Run(read_only=True)
+
+
+def test_a_write_is_refused_when_the_account_may_not_see_the_triggers():
+    hidden = ServerReach("shop", 0, programs_read=True, triggers_visible=False)
+    decision = decide(classification(W, BARE), database("staging"), granted=True, reach=hidden)
+    assert isinstance(decision, Refused) and "TRIGGER privilege" in decision.reason
+    ddl = decide(classification(D, BARE), database("staging"), granted=True, reach=hidden)
+    assert ddl == Run(read_only=False)  # DDL fires no trigger
+
+
+def test_a_locking_read_fires_no_trigger():
+    locking = classify("SELECT * FROM t WHERE id = 1 FOR UPDATE")
+    reach = server(triggers=(trigger("t", "UPDATE", "DELETE FROM other.x"),))
+    decision = decide(locking, database("staging"), granted=True, reach=reach)
+    assert decision == Run(read_only=False)
+
+
+def view(name: str, *reads: TableRef) -> View:
+    """A view whose definition reads `reads` (as the classifier would report them)."""
+    return View("shop", name, "SELECT …", classification(R, reads=reads))
+
+
+OVER_OTHER = view("v", TableRef("other", "t"))
+OVER_OWN = view("v", TableRef(None, "t"))
+VIEWS_TABLE = [
+    # (risk, written, read, views, triggers, expected, words, why)
+    (
+        W,
+        TableRef(None, "v"),
+        None,
+        (OVER_OTHER,),
+        (),
+        Refused,
+        "view shop.v",
+        "writing through a view writes its table",
+    ),
+    (
+        W,
+        TableRef(None, "v"),
+        None,
+        (OVER_OWN,),
+        (),
+        NeedsApproval,
+        "",
+        "a view over the own schema is fine",
+    ),
+    (
+        W,
+        TableRef(None, "v"),
+        None,
+        (OVER_OWN,),
+        (trigger("t", "UPDATE", "DELETE FROM other.x"),),
+        Refused,
+        "other.x",
+        "the base table's triggers fire",
+    ),
+    (
+        R,
+        None,
+        TableRef(None, "v"),
+        (OVER_OTHER,),
+        (),
+        Refused,
+        "other.t (through view shop.v)",
+        "reading a view reads its tables",
+    ),
+    (R, None, TableRef(None, "v"), (OVER_OWN,), (), Run, "", "an own view reads the own schema"),
+    (
+        R,
+        None,
+        TableRef(None, "v"),
+        (view("v", TableRef(None, "w")), view("w", MYSQL_USER)),
+        (),
+        Refused,
+        "mysql.user",
+        "views over views are followed",
+    ),
+    (
+        R,
+        None,
+        TableRef(None, "v"),
+        (View("shop", "v", None, None),),
+        (),
+        Refused,
+        "definition cannot be read",
+        "a view the account may not see into is not guessed",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("risk", "written", "read", "views", "triggers", "expected", "words", "why"),
+    VIEWS_TABLE,
+    ids=[row[-1] for row in VIEWS_TABLE],
+)
+def test_what_a_view_reaches(risk, written, read, views, triggers, expected, words, why):
+    made = classification(
+        risk, *((written,) if written else ()), kind="UPDATE", reads=(read,) if read else ()
+    )
+    reach = ServerReach("shop", 0, triggers=triggers, programs_read=True, views=views)
+    decision = decide(made, database("staging"), granted=False, reach=reach)
+    assert isinstance(decision, expected), f"{why}: {decision}"
+    if words:
+        assert isinstance(decision, Refused) and words in decision.reason, why

@@ -288,6 +288,7 @@ class Agent:
             created_at=time.time(),
             reason=outcome.reason,
             kind=DIRECT,
+            impact=outcome.impact,
         )
         await self.store.put(PENDING, pending.id, pending.to_json())
         return AwaitingApproval(pending)

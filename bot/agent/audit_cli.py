@@ -15,6 +15,7 @@ from typing import Any, TextIO
 
 from bot.state.audit import AuditLog
 from bot.state.store import STATE_FILE, StateStore
+from bot.visible import visible
 
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -47,7 +48,9 @@ def _cell(record: dict[str, Any], column: str) -> str:
             value = f"{value}: {record['error']}"
     else:
         value = record.get(column)
-    text = "" if value is None else " ".join(str(value).split())
+    # visible() first: split() would turn a carriage return into a blank, hiding it, and an
+    # ANSI escape would reach the terminal.
+    text = "" if value is None else " ".join(visible(str(value)).split())
     limit = 60 if column in ("sql", "outcome") else 32
     return text if len(text) <= limit else text[: limit - 1] + "…"
 

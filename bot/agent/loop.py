@@ -107,6 +107,15 @@ def open_calls(messages: list[JsonObject]) -> list[ToolCall]:
     return []
 
 
+def last_user_text(messages: list[JsonObject]) -> str:
+    """The person's message that started the current run."""
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content if isinstance(content, str) else ""
+    return ""
+
+
 def tool_message(call_id: str, content: str) -> JsonObject:
     return {"role": "tool", "tool_call_id": call_id, "content": content}
 
@@ -300,6 +309,8 @@ class Runner:
             requester=self.requester.user_id,
             created_at=time.time(),
             reason=approval.reason,
+            impact=approval.impact,
+            request_text=last_user_text(self.session.messages),
         )
         # The pending record first: a crash between the two writes leaves a record whose
         # session does not point at it, which a click reports as already decided.

@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from bot.db.impact_types import Impact
 from bot.db.types import Cell
 
 StepStatus = Literal["in_progress", "complete", "error"]
@@ -72,14 +73,21 @@ class PendingApproval:
     # "tool_call": the model's paused execute_query; "direct": a person's Run button, which
     # resumes no model run.
     kind: str = "tool_call"
+    impact: Impact | None = None  # what the change will touch, measured before the card
+    request_text: str = ""  # the message that started the run: who asked, in their words
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        data["impact"] = None if self.impact is None else self.impact.to_json()
+        return data
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> PendingApproval:
         # Fields added later have defaults, so records written before them still load.
-        return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
+        fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        impact = fields.get("impact")
+        fields["impact"] = None if impact is None else Impact.from_json(impact)
+        return cls(**fields)
 
 
 @dataclass(frozen=True, slots=True)

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from bot.config import Limits
+from bot.sql.lexical import trim_sql
 from bot.sql.risk import classify
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\n(.*?)```", re.DOTALL)
@@ -76,7 +77,7 @@ def find_sql_blocks(
 ) -> list[SqlBlock]:
     blocks = []
     for match in _FENCE.finditer(answer):
-        label, body = match.group(1).lower(), match.group(2).strip()
+        label, body = match.group(1).lower(), trim_sql(match.group(2))
         if not body or len(body) > max_sql_chars:
             continue
         if label and label not in _SQL_LABELS:

@@ -12,6 +12,7 @@ from bot.db.cells import render_row
 from bot.db.names import quote_identifier, unknown_name_message
 from bot.db.session import Session
 from bot.db.types import Cell, DbError, ResultSet, UnknownObject
+from bot.sql.lexical import statement_text
 
 # More tables than this in one schema are listed truncated.
 MAX_TABLES = 5_000
@@ -128,7 +129,7 @@ async def sample(
 
 
 async def explain(session: Session, sql: str) -> str:
-    statement = sql.strip().rstrip(";").strip()
+    statement = statement_text(sql)  # trimmed by the server's rules, as the classifier does
     start = _LEADING_NOISE.match(statement)
     head = statement[start.end() if start else 0 :]
     first_word = re.match(r"[A-Za-z_]+", head)

@@ -12,6 +12,7 @@ from bot.db import catalog
 from bot.db.pool import ConnectionPool
 from bot.db.session import RawResult, Session, open_session
 from bot.db.types import DbError, Execution, ResultSet, StatementOutcome
+from bot.sql.lexical import statement_text
 
 
 class Database:
@@ -35,7 +36,7 @@ class Database:
 
         On failure raises DbError whose `.outcomes` holds the statements that finished.
         """
-        texts = [text for text in (_trimmed(sql) for sql in statements) if text]
+        texts = [text for text in map(statement_text, statements) if text]
         if not texts:
             raise DbError("no SQL statement to run")
         if use_replica and not read_only:
@@ -92,6 +93,16 @@ class Database:
         async with self._catalog_session() as session:
             return await catalog.explain(session, sql)
 
+    def primary_reads(self, timeout_s: float | None = None) -> AbstractAsyncContextManager[Session]:
+        """A read-only session on the primary, where approved writes run: what a write will
+        reach and touch is read there, never on a lagging replica."""
+        timeout = self.limits.statement_timeout_s if timeout_s is None else timeout_s
+        return open_session(self._primary_pool(), read_only=True, timeout_s=timeout)
+
+    def catalog_reads(self) -> AbstractAsyncContextManager[Session]:
+        """A read-only session where reads go (the replica when `read_url` is set)."""
+        return self._catalog_session()
+
     async def close(self) -> None:
         for pool in (self._primary, self._replica):
             if pool is not None:
@@ -125,7 +136,3 @@ class Database:
             last_insert_id=raw.last_insert_id,
             duration_ms=(time.perf_counter() - started) * 1000,
         )
-
-
-def _trimmed(sql: str) -> str:
-    return sql.strip().rstrip(";").rstrip()

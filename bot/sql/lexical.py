@@ -29,7 +29,11 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-_WHITESPACE = " \t\n\r\f\v"
+# The server's whitespace between tokens: ASCII space, tab, LF, CR, FF and VT. Nothing else —
+# a no-break space (U+00A0) or any other Unicode space is part of a name, so
+# ``DROP TABLE x<U+00A0>`` drops a different table than ``DROP TABLE x``. str.strip() would
+# remove those too, which is why every trim of SQL text goes through trim_sql.
+SQL_WHITESPACE = " \t\n\r\f\v"
 
 # Possessive quantifiers keep this linear on any input. Each opener's closing group is
 # optional so that an unterminated literal or comment runs to the end and can be reported.
@@ -98,6 +102,30 @@ def split(sql: str) -> list[Piece]:
     return pieces
 
 
+def trim_sql(sql: str) -> str:
+    """``sql`` without the server's whitespace at either end (never Unicode spaces)."""
+    return sql.strip(SQL_WHITESPACE)
+
+
+def statement_texts(sql: str) -> list[str]:
+    """The statements of ``sql``, each exactly as it must reach the server: cut at semicolons
+    that are code, trimmed of the server's whitespace only, empty ones dropped. The
+    classifier's Statement.text is the same string, so what runs is what was judged."""
+    return [piece.text for piece in split(sql)]
+
+
+def statement_text(sql: str) -> str:
+    """One statement exactly as it must reach the server: the text the classifier judged
+    (``Statement.text``) — trimmed of the server's whitespace only, without its separating
+    ";". Text with no statement gives "". Text holding several is only trimmed and stays
+    whole, so the server refuses it (connections never enable multi-statements) instead of
+    the bot running a cut nobody judged."""
+    pieces = split(sql)
+    if len(pieces) == 1:
+        return pieces[0].text
+    return trim_sql(sql) if pieces else ""
+
+
 def unwrap_executable_comments(text: str) -> str:
     """Return ``text`` with the markers of executable comments blanked, keeping their content.
 
@@ -131,9 +159,9 @@ def _emit(
     sql: str, start: int, end: int, specials: list[re.Match[str]], pieces: list[Piece]
 ) -> None:
     raw = sql[start:end]
-    stripped = raw.lstrip(_WHITESPACE)
+    stripped = raw.lstrip(SQL_WHITESPACE)
     start += len(raw) - len(stripped)
-    end = start + len(stripped.rstrip(_WHITESPACE))
+    end = start + len(stripped.rstrip(SQL_WHITESPACE))
     if start >= end:
         return
     text = sql[start:end]

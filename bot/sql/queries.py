@@ -40,7 +40,7 @@ from bot.sql.functions import (
 )
 from bot.sql.lexical import Piece, upper_masked
 from bot.sql.risk import Risk, TableRef
-from bot.sql.targets import dml_targets, qualified_names, read_tables
+from bot.sql.targets import dml_targets, qualified_names, query_reads, read_tables
 from bot.sql.tokens import tokenize, unquote
 from bot.sql.verdict import SERVER, Verdict, read, unknown
 
@@ -149,7 +149,9 @@ def judge_query(piece: Piece, first: str) -> Verdict:
         _apply_calls(verdict, calls, set())
         if "lock" in found:
             verdict.add_targets(qualified_names(tokenize(piece)))
+        verdict.add_reads([SERVER])  # what an unreadable query reads cannot be bounded
         return verdict
+    verdict.add_reads(query_reads(tree, upper))
     dml_kind = _DML_KINDS.get(type(tree))
     if dml_kind is not None:
         verdict.kind = dml_kind
@@ -167,6 +169,8 @@ def _apply_calls(verdict: Verdict, calls: list[_Call], not_calls: set[int]) -> N
         if call.start not in not_calls:
             verdict.at_least(Risk.WRITE, call.reason)
             verdict.add_targets(call.targets)
+            if call.routine is not None:
+                verdict.add_calls([call.routine])
 
 
 def judge_show(piece: Piece) -> Verdict:
@@ -183,12 +187,68 @@ def reach_targets(piece: Piece) -> list[TableRef]:
     (``NEXTVAL(other.s)``, ``NEXT VALUE FOR other.s``) and the server's file system
     (``LOAD_FILE``, ``INTO OUTFILE``). Its own risk is judged elsewhere."""
     scratch = Verdict(Risk.WRITE, "")
+    reach(piece, scratch)
+    return scratch.targets
+
+
+def reach(
+    piece: Piece,
+    verdict: Verdict,
+    *,
+    reads: bool = True,
+    calls: bool = True,
+    not_calls: frozenset[int] = frozenset(),
+) -> None:
+    """For a statement that is not a query: add what it reaches besides its own targets
+    (see reach_targets) to ``verdict``'s targets, the stored functions it calls to its calls,
+    and the tables its subqueries read to its reads. Its own risk is judged elsewhere.
+    ``calls=False`` where ``name (`` is mostly a table, column type or index list rather
+    than a call (DDL, admin statements; a stored program's body reports its calls itself);
+    ``not_calls`` holds the offsets of names that stand before "(" without being called
+    (``INSERT INTO t (a)``, ``CALL p(…)``'s own name, ``DO (…)``)."""
     upper = upper_masked(piece)
+    scratch = Verdict(Risk.WRITE, "")
     _scan_keywords(piece, upper, scratch, first="")
+    verdict.add_targets(scratch.targets)
     if "(" in upper:
         for call in _scan_calls(piece, upper):
-            scratch.add_targets(call.targets)
-    return scratch.targets
+            verdict.add_targets(call.targets)
+            if calls and call.routine is not None and call.start not in not_calls:
+                verdict.add_calls([call.routine])
+    if reads and "SELECT" in upper:
+        verdict.add_reads(subquery_reads(piece, upper))
+
+
+# Where a query starts inside another statement: SELECT anywhere; WITH, TABLE and VALUES
+# only right after "(" (elsewhere they are clauses: WITH CHECK OPTION, CREATE TABLE, …).
+_QUERY_START = re.compile(r"\(\s*(?:WITH|TABLE|VALUES|SELECT)\b|\bSELECT\b")
+
+
+def subquery_reads(piece: Piece, upper: str) -> list[TableRef]:
+    """Tables read by the queries inside a statement that is not itself a query (SET @a =
+    (SELECT …), DO, CALL p((SELECT …)), INSERT … SELECT, CREATE TABLE … SELECT, SHOW …
+    WHERE). A query in parentheses runs to its ")"; one without runs to the end of the
+    statement. A query that does not parse reads the whole server (fail closed)."""
+    reads: dict[TableRef, None] = {}
+    parens: _Parens | None = None
+    covered = -1  # queries inside one already parsed are in its tree
+    for match in _QUERY_START.finditer(upper):
+        start = match.start()
+        if start < covered or _follows_dot(upper, start):
+            continue
+        if upper[start] == "(":
+            parens = parens or _Parens(piece.masked)
+            end = parens.close_of.get(start, len(upper))
+            start += 1
+        else:
+            end = len(upper)
+        tree, _ = parse(piece.code[start:end])
+        if isinstance(tree, _QUERY_ROOTS):
+            reads.update(dict.fromkeys(query_reads(tree)))
+        else:
+            reads[SERVER] = None
+        covered = end
+    return list(reads)
 
 
 def _column_list_names(tree: exp.Expression) -> set[int]:
@@ -300,6 +360,7 @@ class _Call(NamedTuple):
     start: int  # where the name starts (its opening quote when quoted)
     reason: str
     targets: tuple[TableRef, ...]
+    routine: TableRef | None = None  # the stored function it would run, unquoted
 
 
 def _scan_calls(piece: Piece, upper: str) -> list[_Call]:
@@ -327,7 +388,9 @@ def _scan_calls(piece: Piece, upper: str) -> list[_Call]:
                     if parens is None:
                         parens = _Parens(masked)
                     if not _in_context(word, upper, start, index, parens):
-                        calls.append(_Call(start, _unknown_function(name), ()))
+                        calls.append(
+                            _Call(start, _unknown_function(name), (), TableRef(None, name))
+                        )
                 else:
                     calls.append(_judge_call(piece, name, start, index, quoted=quoted, gap=gap))
         index = masked.find("(", index + 1)
@@ -340,10 +403,12 @@ def _judge_call(
     """A ``name (`` that is not a known built-in spelt the way the server resolves it."""
     if _follows_dot(piece.masked, start):
         qualifier = _name_before_dot(piece, start)
+        routine = TableRef(qualifier, name) if qualifier else None
         return _Call(
             start,
             f"calls {qualifier or '?'}.{name}(), a stored function, which can change data",
-            (TableRef(qualifier, name),) if qualifier else (),
+            (routine,) if routine else (),
+            routine,
         )
     upper = name.upper()
     why = SIDE_EFFECT_FUNCTIONS.get(upper)
@@ -354,12 +419,14 @@ def _judge_call(
         elif upper == "LOAD_FILE":
             targets = [SERVER]  # the server's file system
         return _Call(start, why, tuple(targets))
+    routine = TableRef(None, name)
     if quoted:
         return _Call(
             start,
             f"calls `{name}`(): a quoted name is looked up as a stored function (only some "
             "built-ins are found that way), which can change data",
             (),
+            routine,
         )
     if gap:
         return _Call(
@@ -368,8 +435,9 @@ def _judge_call(
             f"MariaDB look for a stored function {name} first; stored functions can change "
             "data (write it without the gap)",
             (),
+            routine,
         )
-    return _Call(start, _unknown_function(name), ())
+    return _Call(start, _unknown_function(name), (), routine)
 
 
 class _Parens:

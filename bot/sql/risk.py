@@ -36,7 +36,9 @@ Design choices:
   ``ANALYZE <statement>`` run the statement: at least write. DESCRIBE t / SHOW are read_only.
 - SET is never read_only: write, or transaction for SET TRANSACTION and for variables that
   change transaction handling or the read-only session (autocommit, completion_type,
-  transaction_read_only/tx_read_only, transaction_isolation/tx_isolation). SET PASSWORD and
+  transaction_read_only/tx_read_only, transaction_isolation/tx_isolation), however they are
+  written: a quoted identifier is the same name (`` `autocommit` ``, ``@@session.`autocommit` ``),
+  and SET STATEMENT's variable list is checked too. SET PASSWORD and
   SET DEFAULT ROLE are account DDL. LOCK/UNLOCK TABLES are transaction control (MySQL files
   them there: they commit and hold locks for the session).
 - PREPARE s FROM '…' and EXECUTE IMMEDIATE '…' are judged by the statement in the literal (at
@@ -66,15 +68,19 @@ reported, as written: over-reporting only makes the guard stricter.
 
 - ``TableRef(schema_or_None, table)`` for tables, views, sequences, routines, triggers and
   events, exactly as written (``UPDATE other.t`` -> ``TableRef("other", "t")``,
-  ``INSERT INTO t`` -> ``TableRef(None, "t")``). Multi-table UPDATE/DELETE report the
-  tables actually written when aliases resolve, else every table in the statement's table
-  references, parenthesised ones included (a superset). A locking read reports the tables
-  it locks.
+  ``INSERT INTO t`` -> ``TableRef(None, "t")``): unquoted, never case-folded — whether
+  ``SHOP`` and ``shop`` are one schema is the server's lower_case_table_names to say.
+  Multi-table UPDATE/DELETE report the tables actually written when aliases resolve
+  (an alias or name matching in any case: both readings of lower_case_table_names), else
+  every table in the statement's table references, parenthesised ones included (a
+  superset). A locking read reports the tables it locks.
 - What a statement reaches besides its object: routines it calls by a qualified name
   (``other.f()``) and sequences it advances (``NEXTVAL(other.s)``) in any write; what a
   trigger's, event's, procedure's or function's body writes (the body is judged as the
-  statement it is); the tables a view reads (UPDATE on the view writes them); a MERGE
-  table's UNION list.
+  statement it is, and the program is at least as risky as its body); the tables a view
+  reads (UPDATE on the view writes them); a MERGE table's UNION list; every other table an
+  ALTER TABLE clause names (RENAME, EXCHANGE PARTITION … WITH TABLE, CONVERT PARTITION … TO
+  TABLE, CONVERT TABLE … TO PARTITION) and the parent table of a FOREIGN KEY … REFERENCES.
 - ``TableRef(schema, "")`` for a whole schema: CREATE/ALTER/DROP DATABASE x and USE x
   (``TableRef("x", "")``; ``ALTER DATABASE`` without a name is ``TableRef(None, "")``).
 - ``TableRef("*", "*")`` for the whole server, as MySQL writes it in GRANT … ON *.*:
@@ -82,10 +88,22 @@ reported, as written: over-reporting only makes the guard stricter.
   SET PASSWORD), servers, tablespaces, plugins, loadable functions, global SET, KILL, FLUSH,
   RESET, PURGE, SHUTDOWN and replication control; the file system (SELECT … INTO
   OUTFILE/DUMPFILE, LOAD DATA [LOCAL] INFILE, LOAD_FILE, DATA/INDEX DIRECTORY); tables
-  whose engine keeps the data elsewhere (FEDERATED, CONNECT, SPIDER, CONNECTION='…'); and
-  stored programs whose body is a compound statement (BEGIN … END, IF, loops), which is not
-  checked statement by statement. A guard comparing schemas sees "*" as foreign to every
+  whose engine keeps the data elsewhere (FEDERATED, CONNECT, SPIDER, CONNECTION='…'; the
+  engine's name quoted or not); and stored programs whose body is a compound statement
+  (BEGIN … END, IF, loops), which is not checked statement by statement here, or whose body
+  runs dynamic SQL (PREPARE, EXECUTE, EXECUTE IMMEDIATE), controls transactions or cannot
+  be judged. A guard comparing schemas sees "*" as foreign to every
   database, so these are refused rather than sent for approval.
+
+Reads (``Statement.reads``) are the tables and views a statement reads, as written: FROM,
+joins, subqueries anywhere (SET, DO, CALL arguments, SHOW … WHERE), SHOW … FROM/IN and SHOW
+CREATE, DESCRIBE, INSERT … SELECT's source, CREATE TABLE … LIKE/SELECT, and what views and
+stored-program bodies read. ``TableRef(schema, "")`` is a whole schema (SHOW TABLES FROM
+x); ``information_schema.PROCESSLIST`` is what SHOW PROCESSLIST reads; ``TableRef("*",
+"*")`` is a read that cannot be bounded (a query the parser cannot read, binary-log events,
+another account's grants). Calls (``Statement.calls``) are the stored routines a
+statement runs — CALL p and stored functions f(), other.f() — for the guard to read their
+bodies from the server and judge them with bot.sql.routines.classify_routine_body.
 
 Known limits: a view or trigger that already exists can hide a stored-function call (the
 READ ONLY session the bot runs reads in stops it writing tables), and UPDATE on an existing
@@ -137,6 +155,12 @@ class Statement:
     kind: str  # leading keywords, upper case: "SELECT", "INSERT", "CREATE TABLE", "UNKNOWN"
     reasons: tuple[str, ...]
     targets: tuple[TableRef, ...]  # what it writes or alters; empty for reads
+    # Tables and views it reads (FROM, joins, subqueries, SHOW … FROM, DESCRIBE, the source of
+    # INSERT … SELECT), as written; TableRef("*", "*") when what it reads cannot be bounded.
+    reads: tuple[TableRef, ...] = ()
+    # Stored routines it runs: CALL p, and stored functions it calls (f(), other.f()), named
+    # as the server resolves them (unquoted; schema None means the default database).
+    calls: tuple[TableRef, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,13 +201,17 @@ def _statement(piece: Piece) -> Statement:
     try:
         verdict = judge(piece)
         risk, kind, reasons = verdict.risk, verdict.kind, tuple(verdict.reasons)
-        targets = tuple(verdict.targets)
+        targets, reads, calls = (
+            tuple(verdict.targets),
+            tuple(verdict.reads or ()),
+            tuple(verdict.calls or ()),
+        )
     except Exception as error:  # fail closed: a classifier bug must not let anything through
-        risk, kind, targets = Risk.WRITE, "UNKNOWN", ()
+        risk, kind, targets, reads, calls = Risk.WRITE, "UNKNOWN", (), (SERVER,), ()
         reasons = (f"the classifier failed on it ({type(error).__name__}); not read-only",)
     if not reasons:
         reasons = (f"{kind} is {risk.value}",)
-    return Statement(piece.text, piece.start, piece.end, risk, kind, reasons, targets)
+    return Statement(piece.text, piece.start, piece.end, risk, kind, reasons, targets, reads, calls)
 
 
 def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
@@ -206,3 +234,4 @@ def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
 # which makes any import order work.
 from bot.sql.lexical import Piece, split  # noqa: E402
 from bot.sql.statements import judge  # noqa: E402
+from bot.sql.verdict import SERVER  # noqa: E402

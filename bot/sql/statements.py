@@ -16,9 +16,16 @@ from collections.abc import Callable
 from sqlglot import exp
 
 from bot.sql.lexical import Piece, split, unwrap_executable_comments
-from bot.sql.queries import judge_query, judge_show, parse, reach_targets
+from bot.sql.queries import judge_query, judge_show, parse, reach, subquery_reads
 from bot.sql.risk import Risk, TableRef
-from bot.sql.targets import dml_targets, lexical_dml_targets, qualified_names, read_tables
+from bot.sql.targets import (
+    dml_targets,
+    lexical_dml_targets,
+    lexical_query_reads,
+    qualified_names,
+    query_reads,
+    read_tables,
+)
 from bot.sql.tokens import (
     PUNCT,
     QUOTED,
@@ -31,6 +38,7 @@ from bot.sql.tokens import (
     qualified_name,
     skip_words,
     tokenize,
+    unquote,
 )
 from bot.sql.verdict import SERVER, Verdict, read, unknown, whole_schema
 
@@ -85,11 +93,36 @@ def _judge_code(piece: Piece, depth: int) -> Verdict:
             return unknown("DELIMITER is a mysql client command, not SQL")
         return unknown(f"{first} is not a statement the classifier knows; not read-only")
     verdict = handler(piece, first, depth)
-    if verdict.risk is not Risk.READ_ONLY and handler is not _query and handler is not _show:
+    if verdict.risk is not Risk.READ_ONLY and handler not in _JUDGE_THEIR_OWN_REACH:
         # Routines called by a qualified name, sequences advanced, server files: a write
-        # reaches these too (queries report them themselves).
-        verdict.add_targets(reach_targets(piece))
+        # reaches these too, and reads what its subqueries read (queries, DML and EXPLAIN
+        # report those themselves, as do stored programs and views for their bodies).
+        reach(
+            piece,
+            verdict,
+            reads=verdict.kind not in _KINDS_WITH_OWN_READS,
+            calls=first in _CALLING_STATEMENTS,
+            not_calls=_CALLED_NAME if first != "CALL" else _procedure_name(piece),
+        )
     return verdict
+
+
+# Statements whose "name (" is a call of a stored function (or, for CALL, the procedure);
+# elsewhere (DDL, admin) it is mostly a table, a column type or an index list. DML does its
+# own (see _dml).
+_CALLING_STATEMENTS = frozenset({"SET", "DO", "CALL", "EXECUTE"})
+# The leading keyword is never a call (DO (SELECT …)).
+_CALLED_NAME = frozenset({0})
+
+
+def _procedure_name(piece: Piece) -> frozenset[int]:
+    """CALL p(…): the procedure's own name is the call itself, not a stored function."""
+    tokens = tokenize(piece, limit=6)
+    name, after = qualified_name(tokens, 1)
+    return _CALLED_NAME | ({tokens[after - 1].start} if name is not None else set())
+
+
+_INSERT_NAME_MODIFIERS = frozenset({"LOW_PRIORITY", "DELAYED", "HIGH_PRIORITY", "IGNORE", "INTO"})
 
 
 # --- queries and DML ------------------------------------------------------------------
@@ -100,7 +133,64 @@ def _query(piece: Piece, first: str, depth: int) -> Verdict:
 
 
 def _show(piece: Piece, first: str, depth: int) -> Verdict:
-    return judge_show(piece)
+    verdict = judge_show(piece)
+    verdict.add_reads(_show_reads(tokenize(piece, limit=12)))  # enough for any SHOW … FROM
+    upper = piece.masked.upper()
+    if "SELECT" in upper:
+        verdict.add_reads(subquery_reads(piece, upper))  # SHOW … WHERE x IN (SELECT …)
+    return verdict
+
+
+# SHOW forms naming a table (or a database, then a whole schema) after FROM/IN.
+_SHOW_FROM = frozenset(
+    {"TABLES", "STATUS", "TRIGGERS", "EVENTS", "COLUMNS", "FIELDS", "INDEX", "INDEXES", "KEYS"}
+)
+_SHOW_OF_TABLE = frozenset({"COLUMNS", "FIELDS", "INDEX", "INDEXES", "KEYS"})
+_SHOW_CREATE = frozenset(
+    {"TABLE", "VIEW", "SEQUENCE", "PROCEDURE", "FUNCTION", "TRIGGER", "EVENT", "PACKAGE"}
+)
+# Other connections' statements (with their literal values): what PROCESSLIST holds.
+_PROCESSLIST = TableRef("information_schema", "PROCESSLIST")
+
+
+def _show_reads(tokens: list[Token]) -> list[TableRef]:
+    """What a SHOW reads beyond server metadata (names, settings, counters): a table's
+    columns, indexes or definition, a schema's tables, other connections' statements,
+    binary-log row events (every schema's data) and accounts. As written."""
+    words = [token.word for token in tokens[1:4]]
+    index = skip_words(tokens, 1, frozenset({"FULL", "EXTENDED", "OPEN", "TABLE"}))
+    what = tokens[index].word if index < len(tokens) else ""
+    if "CREATE" in words[:1]:
+        obj = tokens[2].word if len(tokens) > 2 else ""
+        if obj in ("DATABASE", "SCHEMA"):
+            at = skip_words(tokens, 3, _IF_EXISTS)
+            return [whole_schema(tokens[at].name)] if at < len(tokens) else []
+        if obj in _SHOW_CREATE:
+            name, _ = qualified_name(tokens, skip_words(tokens, 3, frozenset({"BODY"})))
+            return [name] if name else []
+        return [SERVER]  # SHOW CREATE USER / ROLE / SERVER: accounts and servers
+    if len(words) > 1 and words[1] == "CODE":
+        name, _ = qualified_name(tokens, 3)  # SHOW PROCEDURE|FUNCTION CODE name
+        return [name] if name else []
+    if what in ("PROCESSLIST",) or words[:2] in (["EXPLAIN", "FOR"], ["ANALYZE", "FOR"]):
+        return [_PROCESSLIST]
+    if len(words) > 1 and words[1] == "EVENTS" and words[0] in ("BINLOG", "RELAYLOG"):
+        return [SERVER]
+    if words[:2] == ["GRANTS", "FOR"] and (len(words) < 3 or words[2] != "CURRENT_USER"):
+        return [SERVER]  # another account's privileges
+    if what not in _SHOW_FROM:
+        return []
+    names: list[TableRef] = []
+    position = index + 1
+    while position + 1 < len(tokens) and tokens[position].word in ("FROM", "IN"):
+        name, position = qualified_name(tokens, position + 1)
+        if name is not None:
+            names.append(name)
+    if what not in _SHOW_OF_TABLE:
+        return [whole_schema(name.name) for name in names[:1]]
+    if len(names) == 2:  # SHOW COLUMNS FROM t FROM db: both readings, a superset
+        return [names[0], TableRef(names[1].name, names[0].name)]
+    return names[:1]
 
 
 _DML_REASONS = {
@@ -111,12 +201,43 @@ _DML_REASONS = {
 }
 
 
+def _dml_reads(
+    piece: Piece, first: str, tree: exp.Expression | None, targets: list[TableRef]
+) -> list[TableRef]:
+    """What a DML statement reads: every table in its tree (its targets too, joins,
+    subqueries, INSERT … SELECT's source). INSERT is parsed for this only when it holds a
+    query; a statement the parser cannot read reads its targets and its subqueries'
+    tables (a query that does not parse: the whole server)."""
+    upper = piece.masked.upper()
+    if tree is None and "SELECT" in upper:
+        if upper.count("SELECT") == 1 and "TABLE" not in upper and "WITH" not in upper:
+            # INSERT … SELECT without subqueries: its FROM clause, without a parse.
+            tokens = tokenize(piece)
+            select = next((i for i, token in enumerate(tokens) if token.word == "SELECT"), -1)
+            if select >= 0:
+                return [*targets, *lexical_query_reads(tokens, select)]
+        if first == "INSERT":
+            tree, _ = parse(piece.code)
+    if isinstance(tree, (exp.Insert, exp.Update, exp.Delete)):
+        return query_reads(tree, upper)
+    reads = list(targets)
+    if "SELECT" in upper:
+        reads += subquery_reads(piece, upper)
+    return reads
+
+
 def _dml(piece: Piece, first: str, depth: int) -> Verdict:
     verdict = Verdict(Risk.WRITE, first, _DML_REASONS[first])
+    tree: exp.Expression | None = None
+    not_calls = _CALLED_NAME
     if first in ("INSERT", "REPLACE"):
         # The target is simply the first name after the modifiers; no parse needed (and the
         # parser only knows REPLACE as an opaque Command).
-        targets = lexical_dml_targets(tokenize(piece, limit=16), 0)
+        tokens = tokenize(piece, limit=16)
+        targets = lexical_dml_targets(tokens, 0)
+        _, after = qualified_name(tokens, skip_words(tokens, 1, _INSERT_NAME_MODIFIERS))
+        if targets and after:
+            not_calls = frozenset({0, tokens[after - 1].start})  # INSERT INTO t (a, b)
     else:
         # UPDATE and DELETE name their targets through aliases and joins: parse to resolve.
         tree, _ = parse(piece.code)
@@ -125,6 +246,8 @@ def _dml(piece: Piece, first: str, depth: int) -> Verdict:
         else:
             targets = lexical_dml_targets(tokenize(piece), 0)
     verdict.add_targets(targets)
+    verdict.add_reads(_dml_reads(piece, first, tree, targets))
+    reach(piece, verdict, reads=False, not_calls=not_calls)
     if first in ("INSERT", "REPLACE"):
         for match in _INSERT_CLAUSES.finditer(piece.masked.upper()):
             clause = match.group()
@@ -194,7 +317,10 @@ def _explain(piece: Piece, first: str, depth: int) -> Verdict:
         verdict.absorb(inner, prefix="the explained statement: ")
         return verdict
     if not seen and _is_table_description(tokens, index):
-        return read("DESCRIBE", "DESCRIBE only reads a table's definition")
+        verdict = read("DESCRIBE", "DESCRIBE only reads a table's definition")
+        name, _ = qualified_name(tokens, index)
+        verdict.add_reads([name] if name else [])
+        return verdict
     return unknown(f"{first} of something that is neither a table nor a statement")
 
 
@@ -372,6 +498,8 @@ def _ddl_targets(verb: str, obj: str, tokens: list[Token], index: int) -> list[T
             targets.append(table)
     elif obj == "TABLE" and verb == "ALTER":
         targets += _renamed_by_alter(tokens, after)
+    elif obj == "TABLE" and verb == "CREATE":
+        targets += _referenced_tables(tokens, after)
     elif obj == "FUNCTION" and find_word(tokens, "SONAME", after) >= 0:
         targets.append(SERVER)  # a loadable function: a shared library loaded into the server
     elif obj == "EVENT" and verb == "ALTER":
@@ -397,6 +525,13 @@ def _reached_by_ddl(
         _view_tables(piece, tokens, index, verdict)
     elif obj == "TABLE":
         _table_options(tokens, index, verb, verdict)
+        if verb == "CREATE":
+            _, like = qualified_name(tokens, skip_words(tokens, index, _IF_EXISTS))
+            if like < len(tokens) and tokens[like].word == "(":
+                like += 1  # CREATE TABLE t (LIKE u)
+            if like < len(tokens) and tokens[like].word == "LIKE":
+                source, _ = qualified_name(tokens, like + 1)
+                verdict.add_reads([source] if source else [SERVER])
 
 
 _PROGRAMS = frozenset({"TRIGGER", "EVENT", "PROCEDURE", "FUNCTION", "PACKAGE"})
@@ -436,20 +571,40 @@ def _program_body(
             "checked here; it is treated as reaching the whole server"
         )
         verdict.add_targets([SERVER])
+        verdict.add_reads([SERVER])
         return
     body = piece.text[tokens[start].start :]
     if tokens[start].word == "RETURN":
         body = "SELECT " + piece.text[tokens[start].end :]
-    inner = judge_text(body, depth + 1)
-    if inner.kind == "UNKNOWN":
-        verdict.add_reason(
-            f"the {obj.lower()}'s body cannot be judged; it is treated as reaching the whole server"
-        )
+    absorb_body(verdict, judge_text(body, depth + 1), f"the {obj.lower()}'s body")
+
+
+def absorb_body(verdict: Verdict, body: Verdict, what: str) -> None:
+    """A stored program's body runs later, without approval and with its definer's rights:
+    the program is at least as risky as its body, and reaches what the body reaches. A body
+    that runs SQL text the classifier never sees (PREPARE, EXECUTE, EXECUTE IMMEDIATE),
+    controls transactions, or cannot be judged reaches the whole server."""
+    if body.risk is not Risk.READ_ONLY and body.reasons:
+        verdict.at_least(body.risk, f"its body runs later, without approval: {body.reasons[0]}")
+    verdict.add_targets(body.targets)
+    verdict.add_reads(body.reads or ())
+    verdict.add_calls(body.calls or ())
+    why = unbounded_body(body)
+    if why:
+        verdict.add_reason(f"{what} {why}; it is treated as reaching the whole server")
         verdict.add_targets([SERVER])
-        return
-    if inner.risk is not Risk.READ_ONLY and inner.reasons:
-        verdict.add_reason(f"its body runs later, without approval: {inner.reasons[0]}")
-    verdict.add_targets(inner.targets)
+        verdict.add_reads([SERVER])
+
+
+def unbounded_body(body: Verdict) -> str:
+    """Why what a stored program's body reaches cannot be bounded, or "" when it can."""
+    if body.dynamic:
+        return "runs dynamic SQL (PREPARE / EXECUTE / EXECUTE IMMEDIATE), which is never judged"
+    if body.risk is Risk.TRANSACTION:
+        return "controls transactions or session settings (COMMIT, ROLLBACK, autocommit, …)"
+    if body.kind == "UNKNOWN":
+        return "cannot be judged"
+    return ""
 
 
 def _body_start(tokens: list[Token], verb: str, obj: str, index: int) -> int:
@@ -537,6 +692,7 @@ def _view_tables(piece: Piece, tokens: list[Token], index: int, verdict: Verdict
     if tables:
         verdict.add_reason("a view writes through to the tables it reads (UPDATE/INSERT on it)")
     verdict.add_targets(tables)
+    verdict.add_reads(tables)
 
 
 # Storage engines that keep their data in this server's own files for this table.
@@ -590,11 +746,13 @@ def _table_options(tokens: list[Token], index: int, verb: str, verdict: Verdict)
             if names and names[0].name.upper() not in _TABLE_QUERY:
                 verdict.add_reason("a MERGE table writes into the tables of its UNION list")
                 verdict.add_targets(names)
-        elif word == "CONNECTION" and tokens[after].kind is STRING:
+        elif word == "CONNECTION" and tokens[after].kind in (STRING, QUOTED):
             verdict.add_reason("CONNECTION='…' makes the table another server's table")
             verdict.add_targets([SERVER])
         elif word in ("ENGINE", "TYPE") and previous not in _NOT_ENGINE_OPTION:
-            engine = tokens[after].word if tokens[after].is_identifier else ""
+            # ENGINE=SPIDER, ENGINE=`SPIDER`, ENGINE='SPIDER' and ENGINE="SPIDER" all name it.
+            value = tokens[after]
+            engine = value.key if value.is_identifier or value.kind is STRING else ""
             if engine in _LOCAL_ENGINES or not engine:
                 continue
             if equals or engine in _REMOTE_ENGINES:  # "ENGINE = x", or a known remote one
@@ -621,24 +779,41 @@ def _renamed(tokens: list[Token], index: int) -> list[TableRef]:
 
 
 def _renamed_by_alter(tokens: list[Token], index: int) -> list[TableRef]:
-    """ALTER TABLE … RENAME [TO|AS] other and … EXCHANGE PARTITION p WITH TABLE other."""
+    """Every other table an ALTER TABLE clause names: RENAME [TO|AS] other, EXCHANGE
+    PARTITION p WITH TABLE other, CONVERT PARTITION p TO TABLE other and CONVERT TABLE
+    other TO PARTITION p (MariaDB 10.7+: they move a table into or out of this one), and
+    FOREIGN KEY … REFERENCES other (the parent table's definition changes with it)."""
     found: list[TableRef] = []
     for position in range(index, len(tokens)):
         token = tokens[position]
         if token.kind is not WORD:
             continue
         after = position + 1
+        following = tokens[after].word if after < len(tokens) else ""
         if token.word == "RENAME":
-            if after < len(tokens) and tokens[after].word in ("COLUMN", "INDEX", "KEY"):
+            if following in ("COLUMN", "INDEX", "KEY"):
                 continue
             after = skip_words(tokens, after, frozenset({"TO", "AS"}))
-        elif not (token.word == "WITH" and after < len(tokens) and tokens[after].word == "TABLE"):
+        elif token.word in ("WITH", "TO", "CONVERT") and following == "TABLE":
+            after += 1  # WITH TABLE x, TO TABLE x, CONVERT TABLE x
+        elif token.word != "REFERENCES":
             continue
-        else:
-            after += 1
         name, _ = qualified_name(tokens, after)
         if name:
             found.append(name)
+    return found
+
+
+def _referenced_tables(tokens: list[Token], index: int) -> list[TableRef]:
+    """CREATE TABLE … REFERENCES other (a foreign key ties the parent table to this one;
+    ON DELETE/UPDATE CASCADE changes this one whenever the parent changes) and CREATE
+    TABLE t LIKE other (it copies other's definition)."""
+    found: list[TableRef] = []
+    for position in range(index, len(tokens)):
+        if tokens[position].kind is WORD and tokens[position].word == "REFERENCES":
+            name, _ = qualified_name(tokens, position + 1)
+            if name:
+                found.append(name)
     return found
 
 
@@ -672,6 +847,7 @@ def _set(piece: Piece, first: str, depth: int) -> Verdict:
             verdict.kind = "UNKNOWN"
             verdict.add_reason("SET STATEMENT without FOR <statement>")
             return verdict
+        _judge_variables(tokens, 2, at, verdict)
         verdict.absorb(judge_text(piece.text[tokens[at + 1].start :], depth + 1), "the statement: ")
         return verdict
     if second == "TRANSACTION" or (
@@ -688,17 +864,52 @@ def _set(piece: Piece, first: str, depth: int) -> Verdict:
         verdict.add_targets([SERVER])
         return verdict
     verdict = Verdict(Risk.WRITE, "SET", _set_reason(second))
-    for token in tokens[1:]:
-        if token.kind is VARIABLE and not token.word.startswith("@@"):
-            continue  # @user_variable: its name is the user's, not a server setting
-        name = token.word.rsplit(".", 1)[-1].lstrip("@")
+    _judge_variables(tokens, 1, len(tokens), verdict)
+    return verdict
+
+
+def _judge_variables(tokens: list[Token], start: int, stop: int, verdict: Verdict) -> None:
+    """Every name among ``tokens[start:stop]`` that is a transaction setting or a global
+    scope, quoted or not (`` `autocommit` `` and ``@@session.`autocommit` `` are the same
+    variable as ``autocommit``). Values are scanned too: a superset, failing closed."""
+    for scope, name in _variable_names(tokens, start, stop):
         why = _TRANSACTION_VARIABLES.get(name)
         if why is not None:
             verdict.at_least(Risk.TRANSACTION, why)
-        if name in _GLOBAL_SCOPES or token.word.startswith(("@@GLOBAL.", "@@PERSIST")):
+        if name in _GLOBAL_SCOPES or scope in _GLOBAL_SCOPES:
             verdict.add_reason("it changes a server-wide setting, for every connection")
             verdict.add_targets([SERVER])
-    return verdict
+
+
+def _variable_names(tokens: list[Token], start: int, stop: int) -> list[tuple[str, str]]:
+    """(scope, name), unquoted and upper-cased, for every identifier and @@variable."""
+    found: list[tuple[str, str]] = []
+    index = start
+    while index < stop:
+        token = tokens[index]
+        index += 1
+        if token.is_identifier:
+            found.append(("", token.key))
+            continue
+        if token.kind is not VARIABLE or not token.word.startswith("@@"):
+            continue  # @user_variable: its name is the user's, not a server setting
+        written = token.name[2:]
+        parts = [unquote(written)] if written[:1] in "`'\"" and written else written.split(".")
+        if parts[-1] == "" and index < stop and tokens[index].is_identifier:
+            parts[-1] = tokens[index].name  # @@session.`autocommit`
+            index += 1
+        elif (
+            len(parts) == 1
+            and index + 1 < stop
+            and tokens[index].word == "."
+            and tokens[index + 1].is_identifier
+        ):
+            parts.append(tokens[index + 1].name)  # @@`session`.autocommit
+            index += 2
+        names = [unquote(part) if part[:1] in "`'\"" else part for part in parts]
+        scope = names[0].upper() if len(names) > 1 else ""
+        found.append((scope, names[-1].upper()))
+    return found
 
 
 def _set_reason(second: str) -> str:
@@ -840,12 +1051,21 @@ def _admin(piece: Piece, first: str, depth: int) -> Verdict:
     elif first in ("CALL", "HANDLER"):
         name, _ = qualified_name(tokens, 1)
         verdict.add_targets([name] if name else [])
+        if name is None:
+            verdict.kind = "UNKNOWN"
+            verdict.add_reason(f"the {first} names nothing the classifier can read")
+            verdict.add_reads([SERVER])
+        elif first == "CALL":
+            verdict.add_calls([name])  # the guard reads its body from the server
+        else:
+            verdict.add_reads([name])  # HANDLER t READ … reads rows of t
     elif first in _TABLE_ADMIN:
         index = skip_words(tokens, 1, frozenset({"NO_WRITE_TO_BINLOG", "LOCAL", "TABLE", "TABLES"}))
         verdict.add_targets(name_list(tokens, index))
     elif first == "LOAD":
         _load_targets(tokens, verdict)
     elif first in ("PREPARE", "EXECUTE"):
+        verdict.dynamic = True  # a stored program running it runs SQL never judged here
         _prepared_text(piece, tokens, first, verdict, depth)
     return verdict
 
@@ -917,6 +1137,15 @@ def _unescape(literal: str) -> str:
 
 
 _Handler = Callable[[Piece, str, int], Verdict]
+
+# Queries, SHOW and DML report their calls, targets and reads themselves.
+_JUDGE_THEIR_OWN_REACH: frozenset[_Handler] = frozenset({_query, _show, _dml})
+# Statements whose reads come from their own parse or from the statement they hold.
+_KINDS_WITH_OWN_READS = frozenset(
+    {"INSERT", "REPLACE", "UPDATE", "DELETE", "EXPLAIN", "EXPLAIN ANALYZE", "ANALYZE"}
+    | {"DESCRIBE", "SET STATEMENT", "PREPARE", "EXECUTE IMMEDIATE"}
+    | {f"{verb} {obj}" for verb in ("CREATE", "ALTER") for obj in _PROGRAMS | {"VIEW"}}
+)
 
 _HANDLERS: dict[str, _Handler] = {
     **dict.fromkeys(("SELECT", "WITH", "(", "TABLE", "VALUES"), _query),

@@ -15,10 +15,13 @@ ones included — again a superset.
 
 from __future__ import annotations
 
+from collections import deque
+
 from sqlglot import exp
 
 from bot.sql.risk import TableRef
 from bot.sql.tokens import PUNCT, WORD, Token, qualified_name, skip_words
+from bot.sql.verdict import SERVER
 
 
 def dml_targets(tree: exp.Expression) -> list[TableRef]:
@@ -33,7 +36,7 @@ def dml_targets(tree: exp.Expression) -> list[TableRef]:
         found = []
     unique: list[TableRef] = []
     for ref in found:
-        if ref.schema is None and ref.name.lower() in ctes:
+        if ref.schema is None and ref.name in ctes:
             continue  # a CTE is not a table; the server refuses to write it anyway
         if ref not in unique:
             unique.append(ref)
@@ -46,9 +49,108 @@ def read_tables(tree: exp.Expression) -> list[TableRef]:
     refs: list[TableRef] = []
     for table in tree.find_all(exp.Table):
         ref = _ref(table)
-        if ref.name and not (ref.schema is None and ref.name.lower() in ctes) and ref not in refs:
+        if ref.name and not (ref.schema is None and ref.name in ctes) and ref not in refs:
             refs.append(ref)
     return refs
+
+
+def query_reads(tree: exp.Expression, upper: str = "") -> list[TableRef]:
+    """Every table or view a parsed statement names in a FROM, join or subquery, as written
+    (CTE names and DUAL aside). A three-part name is not MySQL's and could be anything: it
+    reads the whole server.
+
+    ``upper`` (the statement's upper-cased masked text) allows a shortcut: when it holds
+    one SELECT at most and no TABLE or WITH, nothing can nest a query, so the tables are
+    those of the statement's own table references and the tree is not walked."""
+    tables = _shallow_tables(tree, upper) if upper else None
+    ctes = _cte_names(tree) if tables is None else ()
+    refs: dict[TableRef, None] = {}
+    for table in _all_tables(tree) if tables is None else tables:
+        name = table.name
+        if not name:
+            continue  # JSON_TABLE(…): its arguments are expressions, scanned as calls
+        if table.catalog:
+            refs[SERVER] = None
+            continue
+        schema = table.db or None
+        if schema is None and (name in ctes or name.upper() == "DUAL"):
+            continue
+        refs[TableRef(schema, name)] = None
+    return list(refs)
+
+
+# Nodes that never hold a table or a query below them: not worth visiting.
+_LEAVES = frozenset({exp.Identifier, exp.Literal, exp.Column, exp.Star, exp.DataType})
+
+
+def _all_tables(tree: exp.Expression) -> list[exp.Table]:
+    """Every Table node in the tree, like tree.find_all(exp.Table) but without visiting
+    leaves (names, literals, columns, types), which makes it two to three times faster."""
+    found: list[exp.Table] = []
+    queue = deque([tree])  # breadth first, as find_all: tables come in the order written
+    while queue:
+        node = queue.popleft()
+        for value in node.args.values():
+            for item in value if type(value) is list else (value,):
+                kind = type(item)
+                if kind is exp.Table:
+                    found.append(item)
+                    queue.append(item)
+                elif kind not in _LEAVES and isinstance(item, exp.Expression):
+                    queue.append(item)
+    return found
+
+
+def _shallow_tables(tree: exp.Expression, upper: str) -> list[exp.Table] | None:
+    """The tables of a statement that cannot nest a query, from its table references only;
+    None when it might, or when a reference is anything but plain or joined tables: then
+    the whole tree is walked."""
+    if "TABLE" in upper or "WITH" in upper:
+        return None
+    args = tree.args
+    if type(tree) is exp.Select:
+        if upper.count("SELECT") > 1:
+            return None
+        keys: tuple[str, ...] = _SELECT_REFERENCES
+    elif type(tree) is exp.Update or type(tree) is exp.Delete:
+        if "SELECT" in upper:
+            return None
+        keys = _DML_REFERENCES
+    else:
+        return None
+    tables: list[exp.Table] = []
+    for key in keys:
+        value = args.get(key)
+        if value is None or value is True or value is False:
+            continue
+        for item in value if type(value) is list else (value,):
+            if type(item) is exp.From or type(item) is exp.Join:
+                item = item.this
+            if not _references(item, tables):
+                return None
+    return tables
+
+
+_SELECT_REFERENCES = ("from_", "from", "joins")
+_DML_REFERENCES = ("this", "from_", "from", "using", "tables", "joins")
+
+
+def _references(node: exp.Expression, tables: list[exp.Table]) -> bool:
+    """Collect a table reference's tables (a table, its joins, parenthesised ones); False
+    for any other shape."""
+    if type(node) is exp.Table and node.name:
+        tables.append(node)
+    elif type(node) is exp.Subquery and not isinstance(node.this, exp.Query):
+        if not _references(node.this, tables):
+            return False
+    else:
+        return False
+    joins = node.args.get("joins")
+    if joins:
+        for join in joins:
+            if not _references(join.this, tables):
+                return False
+    return True
 
 
 def qualified_names(tokens: list[Token]) -> list[TableRef]:
@@ -76,10 +178,13 @@ def _ref(table: exp.Table) -> TableRef:
 
 
 def _cte_names(tree: exp.Expression) -> set[str]:
+    """The statement's CTE names, exactly as written: a name differing only in case is
+    reported as a table, since whether it is one depends on the server's
+    lower_case_table_names (unqualified, it is in the own schema either way)."""
     with_ = tree.args.get("with_") or tree.args.get("with")
     if not isinstance(with_, exp.With):
         return set()
-    return {cte.alias.lower() for cte in with_.expressions if isinstance(cte, exp.CTE)}
+    return {cte.alias for cte in with_.expressions if isinstance(cte, exp.CTE)}
 
 
 def _insert_targets(tree: exp.Insert) -> list[TableRef]:
@@ -109,18 +214,22 @@ def _table_list(node: exp.Expression | None) -> list[exp.Table]:
 
 
 def _resolve(qualifier: str, schema: str | None, tables: list[exp.Table]) -> list[exp.Table]:
-    """Tables a column qualifier (alias or name) refers to."""
-    lowered = qualifier.lower()
-    matches = [table for table in tables if table.alias and table.alias.lower() == lowered]
-    if not matches:
-        matches = [
-            table
-            for table in tables
-            if not table.alias
-            and table.name.lower() == lowered
-            and (schema is None or (table.db or "").lower() == schema.lower())
-        ]
-    return matches
+    """Tables a column qualifier (alias or name) may refer to: every table whose alias or
+    name matches it, ignoring case. Whether the server folds case depends on its
+    lower_case_table_names, so both readings are covered — a superset; taking the alias
+    first would miss ``UPDATE t AS X JOIN other.x SET x.a = 1``, which writes other.x
+    when names are case-sensitive."""
+    lowered = qualifier.casefold()
+    wanted_schema = schema.casefold() if schema is not None else None
+    return [
+        table
+        for table in tables
+        if (schema is None and table.alias and table.alias.casefold() == lowered)
+        or (
+            table.name.casefold() == lowered
+            and (wanted_schema is None or (table.db or "").casefold() == wanted_schema)
+        )
+    ]
 
 
 def _update_targets(tree: exp.Update) -> list[TableRef]:
@@ -191,8 +300,35 @@ def lexical_dml_targets(tokens: list[Token], verb_index: int) -> list[TableRef]:
         name, _ = qualified_name(tokens, skip_words(tokens, verb_index + 1, _INSERT_MODIFIERS))
         return [name] if name else []
     modifiers = _UPDATE_MODIFIERS if verb == "UPDATE" else _DELETE_MODIFIERS
+    return _reference_names(tokens, skip_words(tokens, verb_index + 1, modifiers), _LIST_ENDS)
+
+
+# Where a query's table references end.
+_QUERY_LIST_ENDS = _LIST_ENDS | {"GROUP", "HAVING", "WINDOW", "UNION", "EXCEPT", "INTERSECT"}
+_QUERY_LIST_ENDS |= {"INTO", "FOR", "LOCK", "PROCEDURE"}
+
+
+def lexical_query_reads(tokens: list[Token], select: int) -> list[TableRef]:
+    """The tables in the FROM clause of the query whose SELECT is at ``select``, from tokens
+    (for INSERT … SELECT without subqueries, which need no parse for this): every name in
+    its table references, as for lexical_dml_targets — a superset."""
+    depth = 0
+    start = -1
+    for index in range(select, len(tokens)):
+        token = tokens[index]
+        if token.kind is PUNCT and token.word in "()":
+            depth += 1 if token.word == "(" else -1
+            if depth < 0:  # the end of a parenthesised query: INSERT INTO t (SELECT …)
+                return (
+                    _reference_names(tokens[:index], start, _QUERY_LIST_ENDS) if start > 0 else []
+                )
+        elif depth == 0 and start < 0 and token.kind is WORD and token.word == "FROM":
+            start = index
+    return _reference_names(tokens, start, _QUERY_LIST_ENDS) if start > 0 else []
+
+
+def _reference_names(tokens: list[Token], index: int, ends: frozenset[str]) -> list[TableRef]:
     refs: list[TableRef] = []
-    index = skip_words(tokens, verb_index + 1, modifiers)
     depth = 0
     expect_name = True  # a table name may stand here
     skip_depth = -1  # inside an ON condition or a (column) list opened at this depth
@@ -209,7 +345,7 @@ def lexical_dml_targets(tokens: list[Token], verb_index: int) -> list[TableRef]:
             if 0 <= depth < skip_depth:
                 skip_depth = -1
             expect_name = False
-        elif depth == 0 and token.kind is WORD and word in _LIST_ENDS:
+        elif depth == 0 and token.kind is WORD and (word in ends or _on_duplicate(tokens, index)):
             break
         elif skip_depth >= 0:
             if depth == skip_depth and (word == "," or word in _JOINS):
@@ -230,6 +366,15 @@ def lexical_dml_targets(tokens: list[Token], verb_index: int) -> list[TableRef]:
             expect_name = False
         index += 1
     return refs
+
+
+def _on_duplicate(tokens: list[Token], index: int) -> bool:
+    """INSERT … SELECT … ON DUPLICATE KEY UPDATE: the ON that ends the query."""
+    return (
+        tokens[index].word == "ON"
+        and index + 1 < len(tokens)
+        and tokens[index + 1].word == "DUPLICATE"
+    )
 
 
 def _opens_name_list(tokens: list[Token], paren: int) -> bool:

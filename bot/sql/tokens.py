@@ -38,6 +38,17 @@ class Token(NamedTuple):
     def is_identifier(self) -> bool:
         return self.kind is WORD or self.kind is QUOTED
 
+    @property
+    def key(self) -> str:
+        """The name a lookup compares, quoted or not: ``autocommit``, `` `autocommit` `` and
+        (for option values like ENGINE='CONNECT') ``'autocommit'`` all give AUTOCOMMIT.
+        Punctuation and variables give their upper-cased text."""
+        if self.kind is QUOTED:
+            return self.name.upper()
+        if self.kind is STRING:
+            return unquote(self.name).upper()
+        return self.word
+
 
 def tokenize(piece: Piece, limit: int | None = None) -> list[Token]:
     """The statement's tokens; only the first ``limit`` when that is all a caller reads."""

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from bot.sql.risk import Risk, TableRef
 
 # The whole server, written like MySQL's own "*.*": accounts, grants, plugins, replication,
@@ -18,13 +20,29 @@ class Verdict:
     """Reasons and targets keep their order and hold no duplicates; the sets beside them keep
     adding one linear however many a statement collects."""
 
-    __slots__ = ("_seen_reasons", "_seen_targets", "kind", "reasons", "risk", "targets")
+    __slots__ = (
+        "_seen_reasons",
+        "_seen_targets",
+        "calls",
+        "dynamic",
+        "kind",
+        "reads",
+        "reasons",
+        "risk",
+        "targets",
+    )
 
     def __init__(self, risk: Risk, kind: str, reason: str | None = None) -> None:
         self.risk = risk
         self.kind = kind
         self.reasons: list[str] = [reason] if reason else []
         self.targets: list[TableRef] = []
+        # Ordered sets, made on first use: most statements read few tables and call nothing,
+        # and every container allocated here costs the garbage collector later.
+        self.reads: dict[TableRef, None] | None = None
+        self.calls: dict[TableRef, None] | None = None
+        # It runs SQL text the classifier never sees (PREPARE, EXECUTE, EXECUTE IMMEDIATE).
+        self.dynamic = False
         self._seen_reasons: set[str] = set(self.reasons)
         self._seen_targets: set[TableRef] = set()
 
@@ -48,8 +66,21 @@ class Verdict:
                 self._seen_targets.add(target)
                 self.targets.append(target)
 
+    def add_reads(self, reads: Iterable[TableRef]) -> None:
+        for ref in reads:
+            if self.reads is None:
+                self.reads = {}
+            self.reads[ref] = None
+
+    def add_calls(self, calls: Iterable[TableRef]) -> None:
+        for ref in calls:
+            if self.calls is None:
+                self.calls = {}
+            self.calls[ref] = None
+
     def absorb(self, other: Verdict, prefix: str = "") -> None:
-        """Take another verdict's risk, reasons and targets into this one (max of risks)."""
+        """Take another verdict's risk, reasons, targets, reads and calls into this one (max
+        of risks)."""
         if other.risk.rank > self.risk.rank:
             if self.risk is Risk.READ_ONLY:
                 self._clear_reasons()
@@ -58,6 +89,11 @@ class Verdict:
             for reason in other.reasons:
                 self.add_reason(prefix + reason)
         self.add_targets(other.targets)
+        if other.reads:
+            self.add_reads(other.reads)
+        if other.calls:
+            self.add_calls(other.calls)
+        self.dynamic = self.dynamic or other.dynamic
 
     def _clear_reasons(self) -> None:
         self.reasons.clear()

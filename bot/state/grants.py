@@ -14,6 +14,8 @@ from enum import StrEnum
 from typing import Any
 
 from bot.config import Limits
+from bot.sql.lexical import SQL_WHITESPACE as SQL_WHITESPACE  # re-exported for the cards
+from bot.sql.lexical import trim_sql
 from bot.state.store import StateStore, Table
 
 
@@ -22,13 +24,10 @@ class GrantScope(StrEnum):
     THREAD = "thread"
 
 
-# Only the whitespace SQL itself ignores: a no-break space is part of a quoted name, and
-# `DROP TABLE x` and `DROP TABLE x\u00a0` drop different tables.
-SQL_WHITESPACE = " \t\r\n\f\v"
-
-
 def sql_digest(sql: str) -> str:
-    return hashlib.sha256(sql.strip(SQL_WHITESPACE).encode("utf-8")).hexdigest()
+    # Trimmed like every statement the classifier judges and the executor sends: only the
+    # server's whitespace, so `DROP TABLE x` and `DROP TABLE x\u00a0` differ.
+    return hashlib.sha256(trim_sql(sql).encode("utf-8")).hexdigest()
 
 
 def _binding(session_id: str, database: str, sql: str) -> str:

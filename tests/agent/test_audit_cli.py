@@ -106,3 +106,27 @@ async def test_a_bad_since_is_an_error(tmp_path: Path, capsys: pytest.CaptureFix
     await state_with_records(tmp_path)
     assert await audit_main(["--state-dir", str(tmp_path), "--since", "soon"]) == 2
     assert "--since 'soon'" in capsys.readouterr().err
+
+
+async def test_the_table_shows_control_characters_in_sql_and_errors_visibly(
+    tmp_path: Path,
+) -> None:
+    store = await StateStore.open(tmp_path)
+    await AuditLog(store).record(
+        session_id="T:C:2",
+        requester="U0ADA",
+        database="shop-staging",
+        approver="U0BOSS",
+        environment="staging",
+        risk="write",
+        sql="DELETE FROM orders WHERE id = 1 OR 1=1 -- \r\x1b[2KDELETE FROM orders WHERE id = 1",
+        outcome="error",
+        error="bad\u202evalue",
+    )
+    await store.close()
+    out = io.StringIO()
+    assert await audit_main(["--state-dir", str(tmp_path)], out=out) == 0
+    printed = out.getvalue()
+    assert "\r" not in printed and "\x1b" not in printed and "\u202e" not in printed
+    assert "OR 1=1 -- <U+000D><U+001B>[" in printed
+    assert "bad<U+202E>value" in printed

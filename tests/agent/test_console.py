@@ -111,3 +111,44 @@ async def test_a_models_question_is_a_numbered_prompt(
     assert "Which one?\n  1. Staging\n  2. Prod" in out.getvalue()
     assert "Staging then." in out.getvalue()
     assert '"value":"shop-staging"' in model_server.new_tool_results()[0]
+
+
+HIDDEN_OR = "UPDATE orders SET status = 'cancelled' WHERE id = 11 OR 1=1 -- \r\x1b[2K" + CANCEL_11
+
+
+async def test_a_carriage_return_and_ansi_escapes_cannot_hide_sql_from_the_approver(
+    make_agent: AgentFactory, model_server: FakeModelServer, shop_url: str
+) -> None:
+    model_server.script(
+        calls(call("execute_query", {"database": STAGING, "sql": HIDDEN_OR})),
+        say("Done.\r\x1b[2KNothing happened."),
+    )
+    out = io.StringIO()
+    await run_console(
+        await make_agent(),
+        mode=Mode.AGENT,
+        requester=REQUESTER,
+        read=typed("cancel order 11", "n"),
+        out=out,
+    )
+    printed = out.getvalue()
+    assert "\r" not in printed and "\x1b" not in printed
+    approval = printed.split("Approval needed", 1)[1].split("approve?", 1)[0]
+    assert f"WHERE id = 11 OR 1=1 -- <U+000D><U+001B>[2K{CANCEL_11}" in approval
+    assert "Done.<U+000D><U+001B>[2KNothing happened." in printed
+    assert await query(shop_url, "SELECT COUNT(*) FROM orders WHERE status = 'cancelled'") == [(0,)]
+
+
+def test_cells_and_column_names_are_shown_with_their_control_characters_visible() -> None:
+    result = QueryResult(
+        database="db",
+        sql="SELECT note\u202e FROM t",
+        columns=("note\u200b",),
+        rows=(("paid\rrefunded\x1b[0m",),),
+        truncated=False,
+    )
+    text = render_result(result)
+    assert "paid<U+000D>refunded<U+001B>[0m" in text
+    assert "note<U+200B>" in text
+    assert "SELECT note<U+202E> FROM t" in text
+    assert not any(char in text for char in "\r\x1b\u202e\u200b")

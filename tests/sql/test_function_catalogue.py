@@ -17,8 +17,9 @@ import pytest
 
 from bench.datasets import connect
 from bot.sql.functions import NEVER_STORED, SAFE_FUNCTIONS, SIDE_EFFECT_FUNCTIONS
+from tests.schemas import run_schema
 
-SCHEMA = "dbagent_t_sql_fn"
+SCHEMA = run_schema("dbagent_t_sql_fn")
 
 # Spellings that must reach the built-in (or a syntax error) for every SAFE_FUNCTIONS name:
 # "(" right after the name, any argument count, first in the select list or later.

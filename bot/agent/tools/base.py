@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.agent.outcomes import QueryResult, Requester
 from bot.config import Limits, Mode, Settings
+from bot.db.impact_types import Impact
 from bot.db.types import ResultSet
 from bot.sql.risk import Classification, classify
 
@@ -67,6 +68,7 @@ class ApprovalRequired:
     risk: str
     sql: str
     reason: str
+    impact: Impact | None = None  # measured on the server before the card is posted
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,6 +25,8 @@ from bot.agent.tools.base import (
     may_write,
     table,
 )
+from bot.db.impact import measure
+from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.types import DbError, Execution
 from bot.guard import NeedsApproval, Refused, decide
 from bot.sql.risk import Classification
@@ -111,11 +113,19 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification
-    decision = decide(classification, db.config, granted=False)
+    writes = not classification.is_read_only
+    try:
+        # A write is judged by what the server holds now (a procedure or trigger may have
+        # changed since its card was posted), a read by what it held a moment ago.
+        reach = await look_up(db, programs=writes, max_age_s=0 if writes else SNAPSHOT_TTL_S)
+    except ReachError as exc:
+        text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
+        return ToolReply(text, summary=text)
+    decision = decide(classification, db.config, granted=False, reach=reach)
     if isinstance(decision, NeedsApproval) and await context.grants.consume(
         context.session_id, args.database, args.sql
     ):
-        decision = decide(classification, db.config, granted=True)
+        decision = decide(classification, db.config, granted=True, reach=reach)
 
     environment = db.config.environment.value
     audit = _Audit(context, args.database, environment)
@@ -125,7 +135,10 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         return ToolReply(decision.reason, summary=decision.reason)
     if isinstance(decision, NeedsApproval):
         await audit(risk=risk, sql=args.sql, outcome="awaiting_approval")
-        return ApprovalRequired(args.database, environment, risk, args.sql, decision.reason)
+        impact = await measure(db, classification, reach, context.settings.approvals)
+        return ApprovalRequired(
+            args.database, environment, risk, args.sql, decision.reason, impact=impact
+        )
 
     statements = [statement.text for statement in classification.statements]
     try:
