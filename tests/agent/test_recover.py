@@ -19,7 +19,6 @@ from bot.agent import (
 from bot.agent.loop import open_calls
 from bot.agent.runs import INTERRUPTED_CALL
 from bot.config import Mode
-from bot.state.grants import GrantScope
 from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, AgentFactory, query
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 
@@ -60,15 +59,16 @@ async def test_a_run_that_was_thinking_is_resumed_after_a_restart(
     make_agent: AgentFactory, model_server: FakeModelServer
 ) -> None:
     agent = await make_agent()
-    released = asyncio.Event()
+    asked, released = asyncio.Event(), asyncio.Event()
 
     async def slow(body: dict) -> Turn:
+        asked.set()
         await released.wait()
         return say("too late")
 
     model_server.responder = slow
     run = ask(agent, "how many orders?")
-    await wait_for(lambda: _true(len(model_server.requests) == 1))
+    await asyncio.wait_for(asked.wait(), 10)
     await crash(run)
     released.set()
     model_server.responder = None
@@ -148,23 +148,3 @@ async def test_sessions_waiting_for_a_person_are_not_runs_to_recover(
     assert await restarted.recover() == []
     session = await restarted.session(SESSION)
     assert session is not None and session.status is SessionStatus.AWAITING_APPROVAL
-
-
-async def _true(value: bool) -> bool:
-    return value
-
-
-async def test_a_change_run_on_a_thread_grant_is_known_outstanding_after_a_crash(
-    make_agent: AgentFactory, model_server: FakeModelServer, shop_url: str
-) -> None:
-    agent = await make_agent()
-    # An approver allowed this statement for the whole thread earlier on.
-    await agent.grants.mint(SESSION, STAGING, SLOW_WRITE, GrantScope.THREAD, APPROVER)
-    model_server.script(calls(call("execute_query", {"database": STAGING, "sql": SLOW_WRITE})))
-    run = ask(agent, "again, please")  # runs at once: the thread grant allows it
-    await wait_for(lambda: statement_running(shop_url))
-    await crash(run)
-
-    restarted = await make_agent(recover=False)
-    (found,) = await restarted.recover()
-    assert isinstance(found, RunInterrupted) and found.sql == SLOW_WRITE

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Awaitable, Callable
 
 from bot.agent import Agent, Answer, Outcome, SessionStatus, Stopped
 from bot.agent.loop import open_calls
@@ -17,15 +18,20 @@ SLOW_READ = "SELECT COUNT(*) FROM seq_1_to_100000 AS a, seq_1_to_100000 AS b"
 STOPPER = "U0STOPPER"
 
 
-async def running_statements(url: str) -> list[tuple]:
-    return await query(
+async def statement_running(url: str) -> bool:
+    rows = await query(
         url,
         "SELECT id FROM information_schema.PROCESSLIST "
         "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
     )
+    return bool(rows)
 
 
-async def wait_for(condition, timeout_s: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+async def nothing_running(url: str) -> bool:
+    return not await statement_running(url)
+
+
+async def wait_for(condition: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:
     deadline = time.monotonic() + timeout_s
     while not await condition():
         assert time.monotonic() < deadline, "the condition never held"
@@ -44,12 +50,12 @@ async def test_stop_kills_the_running_statement_on_the_server_within_two_seconds
     agent = await make_agent()
     model_server.script(calls(call("execute_query", {"database": STAGING, "sql": SLOW_READ})))
     run = start(agent)
-    await wait_for(lambda: _any(running_statements(shop_url)))
+    await wait_for(lambda: statement_running(shop_url))
 
     stopped_at = time.monotonic()
     assert await agent.stop(SESSION, by=STOPPER) is True
     outcome = await asyncio.wait_for(run, 10)
-    await wait_for(lambda: _none(running_statements(shop_url)), timeout_s=2.0)
+    await wait_for(lambda: nothing_running(shop_url), timeout_s=2.0)
     assert time.monotonic() - stopped_at < 2.0
 
     assert isinstance(outcome, Stopped) and outcome.by == STOPPER
@@ -64,15 +70,16 @@ async def test_the_model_hears_who_stopped_the_run_with_the_next_message(
     make_agent: AgentFactory, model_server: FakeModelServer
 ) -> None:
     agent = await make_agent()
-    released = asyncio.Event()
+    asked, released = asyncio.Event(), asyncio.Event()
 
     async def think_until_released(body: dict) -> Turn:
+        asked.set()
         await released.wait()
         return say("too late")
 
     model_server.responder = think_until_released
     run = start(agent)
-    await wait_for(lambda: _true(len(model_server.requests) == 1))
+    await asyncio.wait_for(asked.wait(), 10)
     assert await agent.stop(SESSION, by=STOPPER)
     assert isinstance(await asyncio.wait_for(run, 5), Stopped)
     released.set()
@@ -98,10 +105,10 @@ async def test_stop_during_an_approved_change_kills_it_and_leaves_the_thread_usa
     outcome = await agent.handle_message(SESSION, "touch", requester=REQUESTER, mode=Mode.AGENT)
     pending = outcome.pending  # type: ignore[union-attr]
     approval = asyncio.create_task(agent.approve(pending.id, approver=APPROVER, scope="once"))
-    await wait_for(lambda: _any(running_statements(shop_url)))
+    await wait_for(lambda: statement_running(shop_url))
     assert await agent.stop(SESSION, by=STOPPER)
     assert isinstance(await asyncio.wait_for(approval, 10), Stopped)
-    await wait_for(lambda: _none(running_statements(shop_url)), timeout_s=2.0)
+    await wait_for(lambda: nothing_running(shop_url), timeout_s=2.0)
     model_server.script(say("ok"))
     after = await agent.handle_message(SESSION, "and now?", requester=REQUESTER, mode=Mode.AGENT)
     assert after == Answer(text="ok")
@@ -109,15 +116,3 @@ async def test_stop_during_an_approved_change_kills_it_and_leaves_the_thread_usa
 
 async def test_stop_with_nothing_running_says_so(agent: Agent) -> None:
     assert await agent.stop(SESSION, by=STOPPER) is False
-
-
-async def _any(rows: object) -> bool:
-    return bool(await rows)  # type: ignore[misc]
-
-
-async def _none(rows: object) -> bool:
-    return not await rows  # type: ignore[misc]
-
-
-async def _true(value: bool) -> bool:
-    return value
