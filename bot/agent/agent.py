@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from bot.agent.loop import (
@@ -43,9 +43,11 @@ from bot.agent.outcomes import (
     Requester,
     RunInterrupted,
     RunResumable,
+    SelfApprovalRefused,
     Step,
     Stopped,
 )
+from bot.agent.recovery import OUTCOME_UNKNOWN, interrupted_change, is_call_of
 from bot.agent.runs import (
     INTERRUPTED,
     INTERRUPTED_CALL,
@@ -59,12 +61,17 @@ from bot.agent.runs import (
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
 from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
+from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.query import QueryParameters, execute_query
-from bot.config import Mode, Settings
+from bot.agent.undo import UNDO, undo_card
+from bot.config import Environment, Mode, Settings
+from bot.db.images import TableImage
 from bot.db.types import DbError
+from bot.db.undo import rows_took_the_change
 from bot.state.audit import AuditLog
+from bot.state.executions import ExecutionRecord, Executions, Phase
 from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore
+from bot.state.store import StateStore, Table
 
 if TYPE_CHECKING:
     from bot.db import DatabaseRegistry
@@ -77,6 +84,26 @@ EXPIRED_CALL = "not approved; the approval request expired"
 DIRECT = "direct"  # a person's Run button: an approval that resumes no model run
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
+SELF_APPROVAL = (
+    "You asked for this change, so you cannot approve it yourself: another approver must "
+    "(four eyes)."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class DirectRun:
+    """What a person's Run (or an approved direct card) ended in, with its undo."""
+
+    outcome: Answer | Failed
+    undo_id: str | None = None
+    undo_reason: str = ""
+
+
+def _narrowest(chosen: tuple[str, ...], scope: GrantScope) -> GrantScope:
+    """A thread grant only when every approver chose it."""
+    if scope is GrantScope.ONCE or GrantScope.ONCE.value in chosen:
+        return GrantScope.ONCE
+    return GrantScope.THREAD
 
 
 class SessionLocks:
@@ -115,6 +142,7 @@ class Agent:
         self.sessions = Sessions(store)
         self.audit = AuditLog(store)
         self.grants = Grants(store, settings.limits)
+        self.executions = Executions(store)
         self._parts = Parts(
             settings=settings,
             store=store,
@@ -164,8 +192,9 @@ class Agent:
     async def stop(self, session_id: str, *, by: str) -> bool:
         """Cancel the session's running run, on behalf of `by` (a user id): a statement it
         is running is killed on the server, the session is left consistent, and the model
-        hears who stopped it with the next message. False when nothing was running."""
-        return self._runs.stop(session_id, by)
+        hears who stopped it with the next message. Returns once the run has ended; False
+        when nothing was running."""
+        return await self._runs.stop(session_id, by)
 
     def is_running(self, session_id: str) -> bool:
         return self._runs.is_running(session_id)
@@ -188,6 +217,11 @@ class Agent:
         session.stopped_by = by
         await self.sessions.save(session)
         return Stopped("stopped before it finished", results=tuple(runner.results), by=by)
+
+    async def waiting_approvals(self) -> list[PendingApproval]:
+        """Every approval not yet decided, oldest first."""
+        records = [PendingApproval.from_json(data) for _, data in await self.store.items(PENDING)]
+        return sorted(records, key=lambda pending: pending.created_at)
 
     async def approve(
         self,
@@ -274,8 +308,8 @@ class Agent:
         outcome = await self._direct_execute(context, database, sql)
         if progress is not None:
             await progress(_step_end(step, outcome))
-        if isinstance(outcome, Failed | Answer):
-            return outcome
+        if isinstance(outcome, DirectRun):
+            return outcome.outcome
         pending = PendingApproval(
             id=uuid.uuid4().hex,
             session_id=session_id,
@@ -289,6 +323,7 @@ class Agent:
             reason=outcome.reason,
             kind=DIRECT,
             impact=outcome.impact,
+            required=self.settings.approvals.required_for(Environment(outcome.environment)),
         )
         await self.store.put(PENDING, pending.id, pending.to_json())
         return AwaitingApproval(pending)
@@ -301,29 +336,105 @@ class Agent:
         return await self.sessions.load(session_id)
 
     async def recover(self) -> list[Recovered]:
-        """At start: every run the last process left `running` becomes `interrupted`, and is
-        returned as RunResumable when it was reading or thinking (no call that may change
-        data was outstanding: `resume` carries it on) or as RunInterrupted (its open calls
-        are answered as interrupted; the adapter tells the thread). Sessions awaiting
-        approval stay as they are: their pending records are in the store, and a click
-        resumes them here."""
+        """At start, what the last process left going. Approved changes it stopped while they
+        ran are never re-run: each is audited as `outcome unknown`, its paused call answered
+        with what is known, its grant dropped, and it is returned (Interrupted) for the
+        adapter to tell the thread. Every other run it left `running` becomes `interrupted`
+        and is returned as RunResumable when it was reading or thinking (`resume` carries it
+        on), or as RunInterrupted when a call that may change data was outstanding (its open
+        calls are answered as interrupted). Sessions awaiting approval stay as they are:
+        their pending records are in the store, and a click resumes them here."""
+        running = [session.id for session in await self.sessions.running()]
         found: list[Recovered] = []
-        for session in await self.sessions.running():
-            requester = session.requester.user_id if session.requester else ""
-            write = outstanding_write(session)
-            if write is None:
-                found.append(RunResumable(session.id, requester))
-            else:
-                for call in open_calls(session.messages):
-                    session.messages.append(tool_message(call.id, INTERRUPTED_CALL))
-                database, sql = database_and_sql(write)
-                found.append(RunInterrupted(session.id, requester, database, sql))
-            session.status = SessionStatus.INTERRUPTED
-            session.last_error = INTERRUPTED if write is None else INTERRUPTED_CHANGE
-            await self.sessions.save(session)
-        if found:
-            log.info("%d session(s) were interrupted by a restart", len(found))
+        for record in await self.executions.unfinished():
+            item = interrupted_change(record, await self._rows_took_it(record))
+            await self.audit.record(
+                session_id=record.session_id,
+                requester=record.requester,
+                approver=record.approver,
+                database=record.database,
+                environment=record.environment,
+                risk="write",
+                sql=record.sql,
+                outcome=OUTCOME_UNKNOWN,
+                error=item.text,
+                execution_id=record.id,
+            )
+            await self._answer_interrupted_call(record, item.text)
+            await self.executions.interrupt(record.id, OUTCOME_UNKNOWN)
+            found.append(item)
+        told = {item.session_id for item in found}
+        dropped = await self.grants.drop_held()
+        if found or dropped:
+            log.warning(
+                "%d approved change(s) were cut off by a stop; %d grant(s) dropped",
+                len(found),
+                dropped,
+            )
+        for session_id in running:
+            session = await self.sessions.load(session_id)
+            if session is not None:
+                found.extend(await self._recover_run(session, told=session_id in told))
         return found
+
+    async def _recover_run(self, session: Session, *, told: bool) -> list[Recovered]:
+        """A run left `running`: resumable, or interrupted during a possible change (`told`:
+        the write-ahead record of that change already tells the thread)."""
+        requester = session.requester.user_id if session.requester else ""
+        write = outstanding_write(session)
+        resumable = write is None and not told
+        session.status = SessionStatus.INTERRUPTED
+        session.last_error = INTERRUPTED if resumable else INTERRUPTED_CHANGE
+        if not resumable:  # a resumed run reads again what it was reading
+            for call in open_calls(session.messages):
+                session.messages.append(tool_message(call.id, INTERRUPTED_CALL))
+        await self.sessions.save(session)
+        if resumable:
+            return [RunResumable(session.id, requester)]
+        if told or write is None:
+            return []
+        database, sql = database_and_sql(write)
+        return [RunInterrupted(session.id, requester, database, sql)]
+
+    async def undo(self, undo_id: str, *, requester: Requester, session_id: str) -> Outcome:
+        """The inverse of an approved change, as a new card under the same rules (impact,
+        four eyes, bound). Rows changed since are conflicts: listed, and skipped."""
+        outcome = await undo_card(
+            self._parts, self.executions, undo_id, requester=requester, session_id=session_id
+        )
+        if isinstance(outcome, AwaitingApproval):
+            await self.store.put(PENDING, outcome.pending.id, outcome.pending.to_json())
+            await record_pending(self.audit, outcome.pending, None, "awaiting_approval")
+        return outcome
+
+    async def _rows_took_it(self, record: ExecutionRecord) -> bool | None:
+        """For a stop during COMMIT: whether the rows hold what the change wrote (None when
+        they cannot tell, or the database cannot be read now)."""
+        if record.phase is not Phase.COMMITTING or record.undo_id is None:
+            return None
+        undo = await self.executions.undo(record.undo_id)
+        if undo is None:
+            return None
+        try:
+            database = self._parts.databases.get(record.database)
+            images = [TableImage.from_json(image) for image in undo.images]
+            return await rows_took_the_change(database, images)
+        except DbError as exc:
+            log.warning("could not read back change %s: %s", record.id, exc.message)
+            return None
+
+    async def _answer_interrupted_call(self, record: ExecutionRecord, text: str) -> None:
+        """The paused execute_query that was running learns what is known, so the model does
+        not take the call for one that never ran."""
+        async with self._locks.hold(record.session_id):
+            session = await self.sessions.load(record.session_id)
+            if session is None:
+                return
+            for call in open_calls(session.messages):
+                if call.name == "execute_query" and is_call_of(call.arguments, record):
+                    session.messages.append(tool_message(call.id, f"Error: {text}"))
+                    await self.sessions.save(session)
+                    return
 
     # -----------------------------------------------------------------------------------
     async def _decide(
@@ -340,26 +451,81 @@ class Agent:
         if time.time() - float(record.get("created_at") or 0) > self.settings.limits.approval_ttl_s:
             await self._expire(pending_id)
             raise ApprovalExpired(pending_id)
-        if record.get("kind") == DIRECT:
-            return await self._decide_direct(pending_id, approver, scope, on_decided)
+        if scope is not None:
+            self._refuse_self_approval(PendingApproval.from_json(record), approver)
+        if record.get("kind") in (DIRECT, UNDO):
+            claim = await self._claim(pending_id, approver, scope)
+            if isinstance(claim, AwaitingApproval):
+                return claim
+            return await self._decide_direct(claim, approver, scope, on_decided)
         async with self._locks.hold(record["session_id"]):
             # The claim: exactly one click gets the record; a second one finds it gone.
-            claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
-            if claimed is None:
-                raise AlreadyDecided(pending_id)
-            pending = PendingApproval.from_json(claimed)
+            claim = await self._claim(pending_id, approver, scope)
+            if isinstance(claim, AwaitingApproval):
+                return claim
+            pending = claim
             session = await self.sessions.load(pending.session_id)
             call = None if session is None else find_call(session.messages, pending.tool_call_id)
             if session is None or session.pending_id != pending_id or call is None:
                 log.warning("pending approval %s has no paused run to resume", pending_id)
                 raise AlreadyDecided(pending_id)
             runner = Runner(self._parts, session, progress)
+            granted = None if scope is None else _narrowest(claim.scopes, scope)
             return await self._run(
                 runner,
                 lambda: runner.decide(
-                    pending, call, approver=approver, scope=scope, on_decided=on_decided
+                    pending, call, approver=approver, scope=granted, on_decided=on_decided
                 ),
             )
+
+    def _refuse_self_approval(self, pending: PendingApproval, approver: str) -> None:
+        if self.settings.approvals.allow_self_approval or approver != pending.requester:
+            return
+        raise SelfApprovalRefused(pending.id, SELF_APPROVAL)
+
+    def _required(self, pending: PendingApproval) -> int:
+        try:
+            environment = Environment(pending.environment)
+        except ValueError:
+            return max(pending.required, self.settings.approvals.required)
+        return max(pending.required, self.settings.approvals.required_for(environment))
+
+    async def _claim(
+        self, pending_id: str, approver: str, scope: GrantScope | None
+    ) -> PendingApproval | AwaitingApproval:
+        """One store transaction: a deny, or the approval that completes the count, takes
+        the record (exactly one click can); an earlier approval is counted (once per person)
+        and the record stays, awaiting the next approver."""
+
+        def tally(table: Table) -> tuple[bool, PendingApproval] | None:
+            data = table.get(pending_id)
+            if data is None:
+                return None
+            pending = PendingApproval.from_json(data)
+            if scope is None:
+                table.pop(pending_id)
+                return True, pending
+            if approver not in pending.approvals:
+                pending = replace(
+                    pending,
+                    approvals=(*pending.approvals, approver),
+                    scopes=(*pending.scopes, scope.value),
+                )
+            if len(pending.approvals) >= self._required(pending):
+                table.pop(pending_id)
+                return True, pending
+            table[pending_id] = pending.to_json()
+            return False, pending
+
+        claimed = await self.store.transact(PENDING, tally)
+        if claimed is None:
+            raise AlreadyDecided(pending_id)
+        complete, pending = claimed
+        if not complete:
+            counted = f"approved ({len(pending.approvals)} of {self._required(pending)})"
+            await record_pending(self.audit, pending, approver, counted)
+            return AwaitingApproval(pending)
+        return pending
 
     async def _expire(self, pending_id: str) -> None:
         """An undecided approval past its lifetime: drop it, tell the audit log, and answer
@@ -369,7 +535,7 @@ class Agent:
             return
         pending = PendingApproval.from_json(claimed)
         await record_pending(self.audit, pending, None, "expired")
-        if pending.kind == DIRECT:
+        if pending.kind in (DIRECT, UNDO):
             return
         async with self._locks.hold(pending.session_id):
             session = await self.sessions.load(pending.session_id)
@@ -408,49 +574,46 @@ class Agent:
 
     async def _direct_execute(
         self, context: ToolContext, database: str, sql: str
-    ) -> Answer | Failed | ApprovalRequired:
+    ) -> DirectRun | ApprovalRequired:
         try:
             outcome = await execute_query(context, QueryParameters(database=database, sql=sql))
         except DbError as exc:  # an unknown database
-            return Failed(f"Error: {exc.message}")
+            return DirectRun(Failed(f"Error: {exc.message}"))
         if isinstance(outcome, ApprovalRequired):
             return outcome
         if isinstance(outcome, QuestionRequired):  # execute_query never asks; fail closed
-            return Failed("Error: this statement could not be run")
+            return DirectRun(Failed("Error: this statement could not be run"))
         if outcome.content.startswith(("Error:", "Blocked:")):
-            return Failed(outcome.content)
+            return DirectRun(Failed(outcome.content), outcome.undo_id, outcome.undo_reason)
         results = () if outcome.result is None else (outcome.result,)
-        return Answer(text=f"Ran on {database}: {outcome.summary}", results=results)
+        answer = Answer(text=f"Ran on {database}: {outcome.summary}", results=results)
+        return DirectRun(answer, outcome.undo_id, outcome.undo_reason)
 
     async def _decide_direct(
         self,
-        pending_id: str,
+        pending: PendingApproval,
         approver: str,
         scope: GrantScope | None,
         on_decided: OnDecided | None,
     ) -> Outcome:
-        claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
-        if claimed is None:
-            raise AlreadyDecided(pending_id)
-        pending = PendingApproval.from_json(claimed)
         requester = Requester(user_id=pending.requester)
         outcome: Outcome
-        if scope is None:
+        undo: tuple[str | None, str] = (None, "")
+        granted = None if scope is None else _narrowest(pending.scopes, scope)
+        if granted is None:
             summary = f"denied by {approver}; not executed"
             await record_pending(self.audit, pending, approver, "denied")
             outcome = Answer(text=f"Not run: {summary}.")
         else:
-            await self.grants.mint(
-                pending.session_id, pending.database, pending.sql, scope, approver
-            )
+            await mint_grant(self.grants, self.settings, pending, granted, approver)
             context = self._direct_context(pending.session_id, requester, approver=approver)
             result = await self._direct_execute(context, pending.database, pending.sql)
             if isinstance(result, ApprovalRequired):  # the grant did not match: fail closed
                 outcome = Failed("Error: the approval did not match the statement; not run")
             else:
-                outcome = result
+                outcome, undo = result.outcome, (result.undo_id, result.undo_reason)
             summary = outcome.message if isinstance(outcome, Failed) else outcome.text
-        await tell_decided(on_decided, pending, approver, scope, summary)
+        await tell_decided(on_decided, pending, approver, granted, summary, undo)
         return outcome
 
     async def _close_open_calls(self, session: Session) -> None:
@@ -486,9 +649,9 @@ class Agent:
         session.question_id = None
 
 
-def _step_end(step: Step, outcome: Answer | Failed | ApprovalRequired) -> Step:
-    if isinstance(outcome, Failed):
-        return replace(step, status="error", details=outcome.message)
+def _step_end(step: Step, outcome: DirectRun | ApprovalRequired) -> Step:
     if isinstance(outcome, ApprovalRequired):
         return replace(step, title="Waiting for approval", details=outcome.database)
-    return replace(step, status="complete", details=outcome.text)
+    if isinstance(outcome.outcome, Failed):
+        return replace(step, status="error", details=outcome.outcome.message)
+    return replace(step, status="complete", details=outcome.outcome.text)

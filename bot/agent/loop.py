@@ -46,10 +46,12 @@ from bot.agent.tools import (
     ToolOutcome,
     ToolReply,
 )
+from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall, bound_arguments, refused_arguments
-from bot.config import Mode, Settings
+from bot.config import Environment, Mode, Settings
 from bot.state.audit import AuditLog
+from bot.state.executions import Executions
 from bot.state.grants import Grants, GrantScope
 from bot.state.store import StateStore
 
@@ -91,6 +93,7 @@ class Parts:
             grants=self.grants,
             audit=self.audit,
             approver=approver,
+            executions=Executions(self.store),
         )
 
 
@@ -311,6 +314,7 @@ class Runner:
             reason=approval.reason,
             impact=approval.impact,
             request_text=last_user_text(self.session.messages),
+            required=self.parts.settings.approvals.required_for(Environment(approval.environment)),
         )
         # The pending record first: a crash between the two writes leaves a record whose
         # session does not point at it, which a click reports as already decided.
@@ -371,8 +375,9 @@ class Runner:
         session.pending_id = None
         await self.save()
         again: PendingApproval | None = None
+        undo: tuple[str | None, str] = (None, "")
         if scope is not None:
-            await self.parts.grants.mint(session.id, pending.database, pending.sql, scope, approver)
+            await mint_grant(self.parts.grants, self.parts.settings, pending, scope, approver)
             outcome = await self.execute(self.prepare(call), approver=approver)
             if isinstance(outcome, ApprovalRequired):  # the grant did not match: ask again
                 again = await self.pause(call, outcome)
@@ -380,12 +385,14 @@ class Runner:
             else:
                 self.append_result(call, outcome)
                 summary = outcome.summary or outcome.content[:200]
+                if isinstance(outcome, ToolReply):
+                    undo = (outcome.undo_id, outcome.undo_reason)
         else:
             summary = f"denied by {approver}; not executed"
             await record_pending(self.parts.audit, pending, approver, "denied")
             self.append_result(call, ToolReply(summary))
         await self.save()
-        await tell_decided(on_decided, pending, approver, scope, summary)
+        await tell_decided(on_decided, pending, approver, scope, summary, undo)
         if again is not None:
             return self.awaiting(again)
         return await self.carry_on()
@@ -413,6 +420,7 @@ async def tell_decided(
     approver: str,
     scope: GrantScope | None,
     summary: str,
+    undo: tuple[str | None, str] = (None, ""),
 ) -> None:
     """Let the adapter show the decision (update the card) before anything else happens."""
     if on_decided is None:
@@ -424,6 +432,8 @@ async def tell_decided(
         scope=None if scope is None else scope.value,
         summary=summary,
         decided_at=time.time(),
+        undo_id=undo[0],
+        undo_reason=undo[1],
     )
     try:
         await on_decided(decision)

@@ -43,6 +43,9 @@ class QueryResult:
     columns: tuple[str, ...]
     rows: tuple[tuple[Cell, ...], ...]
     truncated: bool
+    # The chart the model asked for ({type, x, y, title?}); the adapter draws it from
+    # `rows`, never from numbers the model wrote, or says why it cannot.
+    chart: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -55,6 +58,7 @@ class QueryResult:
             columns=tuple(data["columns"]),
             rows=tuple(tuple(row) for row in data["rows"]),
             truncated=bool(data["truncated"]),
+            chart=data.get("chart"),
         )
 
 
@@ -75,6 +79,12 @@ class PendingApproval:
     kind: str = "tool_call"
     impact: Impact | None = None  # what the change will touch, measured before the card
     request_text: str = ""  # the message that started the run: who asked, in their words
+    # Four eyes: who has approved so far (distinct, in click order), how many must, and the
+    # scope each chose (a thread grant needs every approver to choose it). kind "undo": the
+    # inverse of an approved change, asked for with its Undo button.
+    approvals: tuple[str, ...] = ()
+    required: int = 1
+    scopes: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
@@ -87,6 +97,8 @@ class PendingApproval:
         fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
         impact = fields.get("impact")
         fields["impact"] = None if impact is None else Impact.from_json(impact)
+        for name in ("approvals", "scopes"):
+            fields[name] = tuple(fields.get(name) or ())
         return cls(**fields)
 
 
@@ -98,6 +110,8 @@ class ApprovalDecision:
     scope: str | None  # "once" | "thread" when approved
     summary: str  # "3 rows affected", "Error: …", "denied by U123; not executed"
     decided_at: float
+    undo_id: str | None = None  # Agent.undo(undo_id) builds its inverse; None: no exact undo
+    undo_reason: str = ""  # why there is no undo, when undo_id is None after a change ran
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,9 +208,6 @@ class RunInterrupted:
         )
 
 
-Recovered = RunResumable | RunInterrupted  # what `Agent.recover` found at start
-
-
 class AlreadyDecided(Exception):
     """The approval or question was decided (or superseded) before this click; nothing was
     done."""
@@ -204,6 +215,38 @@ class AlreadyDecided(Exception):
 
 class ApprovalExpired(AlreadyDecided):
     """The approval was never decided and is past its lifetime; nothing was done."""
+
+
+class SelfApprovalRefused(Exception):
+    """The person who asked for a change tried to approve it; nothing was done."""
+
+    def __init__(self, pending_id: str, reason: str) -> None:
+        super().__init__(reason)
+        self.pending_id = pending_id
+        self.reason = reason
+
+
+@dataclass(frozen=True, slots=True)
+class Interrupted:
+    """An approved change the bot stopped while running (found at start). Never re-run;
+    `text` tells the thread plainly what ran, where, and how to check."""
+
+    execution_id: str
+    session_id: str
+    database: str
+    environment: str
+    sql: str
+    requester: str
+    approver: str | None
+    started_at: float
+    # True: applied (its rows hold what it wrote); False: not applied; None: may or may not be.
+    applied: bool | None
+    text: str
+    undo_id: str | None = None  # set when it was applied and can be undone exactly
+
+
+# What `Agent.recover` found at start.
+Recovered = RunResumable | RunInterrupted | Interrupted
 
 
 class NotYourQuestion(Exception):

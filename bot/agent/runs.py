@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.agent import tools
 from bot.agent.loop import open_calls
@@ -42,6 +42,7 @@ def stopped_note(by: str) -> str:
 class _Running:
     task: asyncio.Future[Outcome]
     stopped_by: str | None = None
+    ended: asyncio.Event = field(default_factory=asyncio.Event)  # its outcome is made
 
 
 class Runs:
@@ -64,15 +65,19 @@ class Runs:
                 raise  # our caller was cancelled (shutdown): so is the run
             return await on_stop(running.stopped_by)
         finally:
+            running.ended.set()
             if self._running.get(session_id) is running:
                 del self._running[session_id]
 
-    def stop(self, session_id: str, by: str) -> bool:
+    async def stop(self, session_id: str, by: str) -> bool:
+        """Cancel the run; True once it has ended (its statement killed, its session
+        saved), False when none was running."""
         running = self._running.get(session_id)
         if running is None or running.task.done() or running.stopped_by is not None:
             return False
         running.stopped_by = by
         running.task.cancel()
+        await running.ended.wait()
         return True
 
     def is_running(self, session_id: str) -> bool:

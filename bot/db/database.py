@@ -52,7 +52,7 @@ class Database:
                     failed_at = position
                     started = time.perf_counter()
                     raw = await session.fetch(sql, limit=row_limit)
-                    outcomes.append(self._outcome(sql, raw, started))
+                    outcomes.append(self.outcome(sql, raw, started))
                 failed_at = None
         except DbError as exc:
             where = ""
@@ -108,6 +108,16 @@ class Database:
             if pool is not None:
                 await pool.close()
 
+    def write_session(self) -> AbstractAsyncContextManager[Session]:
+        """A fresh connection on the primary for one approved change (bot.db.bounded)."""
+        timeout = self.limits.statement_timeout_s
+        return open_session(self._primary_pool(), read_only=False, timeout_s=timeout)
+
+    def primary_read_session(self) -> AbstractAsyncContextManager[Session]:
+        """A read-only session on the primary: current rows, never a lagging replica's."""
+        timeout = self.limits.statement_timeout_s
+        return open_session(self._primary_pool(), read_only=True, timeout_s=timeout)
+
     def _catalog_session(self) -> AbstractAsyncContextManager[Session]:
         return open_session(
             self._reads(), read_only=True, timeout_s=self.limits.statement_timeout_s
@@ -128,7 +138,7 @@ class Database:
             )
         return self._replica
 
-    def _outcome(self, sql: str, raw: RawResult, started: float) -> StatementOutcome:
+    def outcome(self, sql: str, raw: RawResult, started: float) -> StatementOutcome:
         return StatementOutcome(
             sql=sql,
             result=raw.rendered(self.limits.cell_chars),

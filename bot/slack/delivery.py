@@ -26,13 +26,15 @@ from bot.agent.outcomes import (
     Question,
     Stopped,
 )
-from bot.slack import mrkdwn, results
-from bot.slack.blocks import approval_card, question
+from bot.slack import results, strings
+from bot.slack.blocks import answer, approval_card, question
 from bot.slack.blocks.messages import answer_message, error_message
-from bot.slack.blocks.result_preview import preview_message
+from bot.slack.blocks.result_table import DEFAULT_PREVIEW_ROWS, result_message
+from bot.slack.blocks.working import stopped_message
 from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
+    from bot.slack.live import LiveProgress
     from bot.slack.open_messages import OpenMessage
     from bot.slack.proposals import Proposals
     from bot.slack.services import Services
@@ -43,7 +45,7 @@ log = logging.getLogger(__name__)
 SLACK_ERRORS = (SlackApiError, SlackClientError, OSError, TimeoutError)
 # Results posted per answer; more would bury the thread (the model saw them all).
 MAX_RESULTS = 10
-UNEXPECTED = "Sorry, something went wrong while answering; the details are in the bot's log."
+UNEXPECTED = strings.UNEXPECTED
 
 
 async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) -> str | None:
@@ -81,7 +83,7 @@ async def post_text(
             # The answer matters more than its buttons: post it plain.
             log.exception("buttons for the SQL of an answer in %s failed", thread.session_id)
     if messages is None:
-        messages = [answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
+        messages = [answer.answer_message(piece) for piece in answer.answer_pieces(text)]
     posted = True
     for message in messages:
         if await post(client, thread, message) is None:
@@ -94,17 +96,21 @@ async def post_error(client: AsyncWebClient, thread: Thread, message: str) -> No
 
 
 async def post_results(
-    client: AsyncWebClient, thread: Thread, query_results: tuple[QueryResult, ...]
+    client: AsyncWebClient,
+    thread: Thread,
+    query_results: tuple[QueryResult, ...],
+    preview_rows: int = DEFAULT_PREVIEW_ROWS,
 ) -> None:
     for result in query_results[:MAX_RESULTS]:
         try:
-            await results.post_result(client, thread.channel, thread.thread_ts, result)
+            await results.post_result(
+                client, thread.channel, thread.thread_ts, result, preview_rows
+            )
         except SLACK_ERRORS as exc:
             log.error("result of %s not attached in %s: %s", result.database, thread, exc)
-            # The table at least, without its file.
-            await post(client, thread, preview_message(result))
-            note = f"The rows from {result.database} could not be attached as CSV."
-            await post_error(client, thread, note)
+            # The table at least, without its file (nor its chart, in case that was it).
+            await post(client, thread, result_message(result, preview_rows, with_chart=False))
+            await post_error(client, thread, strings.CSV_FAILED.format(database=result.database))
     hidden = len(query_results) - MAX_RESULTS
     if hidden > 0:
         await post(client, thread, answer_message(f"_{hidden} more results not shown._"))
@@ -151,23 +157,25 @@ async def deliver(
     outcome: Outcome,
     *,
     proposals: Proposals | None = None,
+    preview_rows: int = DEFAULT_PREVIEW_ROWS,
+    text_shown: bool = False,
 ) -> Delivered:
     """Post a run's outcome in its thread: the text (its SQL blocks with buttons when
-    `proposals` is given), the results it rests on, and the approval card or question
-    when the run waits for one."""
+    `proposals` is given; not again when `text_shown`, streamed already), the results it
+    rests on, and the approval card or question when the run waits for one."""
     if isinstance(outcome, Stopped):
-        await post(client, thread, answer_message(f"Stopped by <@{mrkdwn.escape(outcome.by)}>."))
-        await post_results(client, thread, outcome.results)
+        await post(client, thread, stopped_message(outcome.by))
+        await post_results(client, thread, outcome.results, preview_rows)
         return Delivered()
     if isinstance(outcome, Failed):
         await post_error(client, thread, outcome.message)
-        await post_results(client, thread, outcome.results)
+        await post_results(client, thread, outcome.results, preview_rows)
         return Delivered()
-    if outcome.text.strip():
+    if outcome.text.strip() and not text_shown:
         await post_text(client, thread, outcome.text, proposals)
-    elif isinstance(outcome, Answer) and not outcome.results:
+    elif isinstance(outcome, Answer) and not outcome.results and not text_shown:
         await post_text(client, thread, "Done.")
-    await post_results(client, thread, outcome.results)
+    await post_results(client, thread, outcome.results, preview_rows)
     if isinstance(outcome, AwaitingReply):
         question_ts = await post(client, thread, question.question_message(outcome.question))
         return Delivered(question_ts=question_ts)
@@ -182,7 +190,7 @@ Poster = Callable[[Outcome], Awaitable[Delivered]]
 async def answer_in_thread(
     services: Services,
     thread: Thread,
-    status: StatusLine,
+    status: StatusLine | LiveProgress,
     run: Awaitable[Outcome | None],
     *,
     what: str,
@@ -209,7 +217,13 @@ async def answer_in_thread(
     if poster is not None:
         delivered = await poster(outcome)
     else:
-        delivered = await deliver(services.client, thread, outcome, proposals=services.proposals)
+        delivered = await deliver(
+            services.client,
+            thread,
+            outcome,
+            proposals=services.proposals,
+            preview_rows=services.settings.slack.preview_rows,
+        )
     await status.clear()
     if before is not None and replier is not None:
         await before.close_if_gone(services, session, replier)

@@ -22,8 +22,9 @@ from typing import Any
 from bot.ask.sql_blocks import SqlBlock, find_sql_blocks_off_loop
 from bot.config import DatabaseConfig, Limits
 from bot.slack import mrkdwn
+from bot.slack.blocks import answer
 from bot.slack.blocks import sql_actions as run_blocks
-from bot.slack.blocks.common import Block, markdown_section
+from bot.slack.blocks.common import Block
 from bot.slack.sessions import Thread
 from bot.state.store import StateStore, Table
 
@@ -164,12 +165,13 @@ def _lay_out(parts: list[tuple[str, Block | None]]) -> list[dict[str, Any]]:
     messages: list[tuple[list[str], list[Block]]] = []
     joinable = False
     for text, buttons in parts:
-        for index, piece in enumerate(mrkdwn.split(mrkdwn.to_mrkdwn(text))):
+        for index, piece in enumerate(answer.answer_pieces(text)):
+            block = {"type": "markdown", "text": piece}
             if index == 0 and joinable and _fits(messages[-1], piece):
                 messages[-1][0].append(piece)
-                messages[-1][1].append(markdown_section(piece))
+                messages[-1][1].append(block)
             else:
-                messages.append(([piece], [markdown_section(piece)]))
+                messages.append(([piece], [block]))
         joinable = False
         if buttons is not None:
             if not messages:
@@ -177,9 +179,14 @@ def _lay_out(parts: list[tuple[str, Block | None]]) -> list[dict[str, Any]]:
             messages[-1][1].append(buttons)
             joinable = True
     return [
-        {"text": "\n".join(texts) or "SQL", "blocks": message_blocks}
+        {"text": _fallback("\n".join(texts)), "blocks": message_blocks}
         for texts, message_blocks in messages
     ]
+
+
+def _fallback(markdown: str) -> str:
+    """The notification text of a message of the answer: mrkdwn, short."""
+    return mrkdwn.truncate(mrkdwn.to_mrkdwn(markdown), 3_000)[0] or "SQL"
 
 
 def _fits(message: tuple[list[str], list[Block]], piece: str) -> bool:

@@ -1,6 +1,7 @@
 """After a restart, every run the last process left going is taken up in its thread: resumed
 when going on cannot repeat a change (it was reading or thinking), or the thread is told it
-was interrupted, what was running and what to do. Each goes through the thread's queue, so a
+was interrupted, what was running and what to do (an approved change cut off while it ran:
+what its write-ahead record says of its outcome). Each goes through the thread's queue, so a
 message that arrives meanwhile waits its turn."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from bot.agent.outcomes import Recovered, RunInterrupted, RunResumable
+from bot.agent.outcomes import Interrupted, Recovered, RunInterrupted, RunResumable
 from bot.slack import delivery, mrkdwn
 from bot.slack.blocks.messages import answer_message
 from bot.slack.sessions import Job, Thread
@@ -41,17 +42,26 @@ def take_up(services: Services, recovered: Sequence[Recovered]) -> None:
         except ValueError:
             continue  # not a Slack thread (a console session)
         if isinstance(item, RunInterrupted):
-            services.queues.submit(thread.session_id, _tell(services, thread, item))
+            message = interrupted_message(item)
+            services.queues.submit(thread.session_id, _tell(services, thread, message))
+        elif isinstance(item, Interrupted):
+            message = change_message(item)
+            services.queues.submit(thread.session_id, _tell(services, thread, message))
         elif isinstance(item, RunResumable):
             services.queues.submit(thread.session_id, _resume(services, thread))
     if recovered:
         log.info("taking up %d interrupted run(s)", len(recovered))
 
 
-def _tell(services: Services, thread: Thread, item: RunInterrupted) -> Job:
+def change_message(item: Interrupted) -> str:
+    text, _ = mrkdwn.truncate(mrkdwn.escape(item.text), _SQL_CHARS + 500)
+    asker = f"<@{mrkdwn.escape(item.requester)}> " if item.requester else ""
+    return f"{asker}{text}"
+
+
+def _tell(services: Services, thread: Thread, text: str) -> Job:
     async def job() -> None:
-        message = answer_message(interrupted_message(item))
-        await delivery.post(services.client, thread, message)
+        await delivery.post(services.client, thread, answer_message(text))
 
     return job
 

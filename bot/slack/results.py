@@ -1,4 +1,4 @@
-"""Query results for people: the preview (blocks/result_preview.py) in the thread with
+"""Query results for people: the result message (blocks/result_table.py) in the thread with
 every row attached as CSV — the rows the agent fetched, exactly, marked as truncated when
 the statement had more.
 """
@@ -12,11 +12,12 @@ import logging
 import re
 from datetime import UTC, datetime
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agent.outcomes import QueryResult
 from bot.db.types import Cell
-from bot.slack.blocks.result_preview import preview_message, title
+from bot.slack.blocks.result_table import DEFAULT_PREVIEW_ROWS, file_title, result_message
 
 log = logging.getLogger(__name__)
 
@@ -52,22 +53,52 @@ def csv_filename(result: QueryResult, now: datetime | None = None) -> str:
     return f"{safe}-{stamp}.csv"
 
 
-async def post_result(
-    client: AsyncWebClient, channel: str, thread_ts: str, result: QueryResult
+def _refused_blocks(exc: SlackApiError) -> bool:
+    return exc.response.get("error") in ("invalid_blocks", "invalid_blocks_format")
+
+
+async def _post_message(
+    client: AsyncWebClient, channel: str, thread_ts: str, result: QueryResult, preview_rows: int
 ) -> None:
-    """One message in the thread: the preview table, with the rows attached as CSV (the
-    file share carries the preview as its blocks). A result without rows is just the
-    preview."""
-    preview = preview_message(result)
+    """The result message alone; without its chart when Slack refuses the chart's block."""
+    message = result_message(result, preview_rows)
+    try:
+        await client.chat_postMessage(channel=channel, thread_ts=thread_ts, **message)
+    except SlackApiError as exc:
+        if result.chart is None or not _refused_blocks(exc):
+            raise
+        log.warning("chart of a result in %s refused (%s): the table alone", channel, exc)
+        plain = result_message(result, preview_rows, with_chart=False)
+        await client.chat_postMessage(channel=channel, thread_ts=thread_ts, **plain)
+
+
+async def post_result(
+    client: AsyncWebClient,
+    channel: str,
+    thread_ts: str,
+    result: QueryResult,
+    preview_rows: int = DEFAULT_PREVIEW_ROWS,
+) -> None:
+    """One message in the thread: the result's summary, chart, table and SQL, with the
+    rows attached as CSV (the file share carries the message as its blocks). A result
+    without rows is just the message. When the file share refuses those blocks, the
+    message is posted on its own and the file after it."""
     if not result.rows:
-        await client.chat_postMessage(channel=channel, thread_ts=thread_ts, **preview)
+        await _post_message(client, channel, thread_ts, result, preview_rows)
         return
-    await client.files_upload_v2(
-        channel=channel,
-        thread_ts=thread_ts,
-        content=to_csv(result),
-        filename=csv_filename(result),
-        title=title(result),
-        snippet_type="csv",
-        blocks=json.dumps(preview["blocks"]),
-    )
+    upload = {
+        "channel": channel,
+        "thread_ts": thread_ts,
+        "content": to_csv(result),
+        "filename": csv_filename(result),
+        "title": file_title(result),
+        "snippet_type": "csv",
+    }
+    message = result_message(result, preview_rows)
+    try:
+        await client.files_upload_v2(**upload, blocks=json.dumps(message["blocks"]))
+    except SlackApiError as exc:
+        if not _refused_blocks(exc):
+            raise
+        await _post_message(client, channel, thread_ts, result, preview_rows)
+        await client.files_upload_v2(**upload)

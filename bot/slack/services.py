@@ -18,6 +18,7 @@ from bot.slack.open_messages import OpenMessages
 from bot.slack.proposals import Proposals
 from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues
 from bot.slack.status_line import STATUS_GRACE_S
+from bot.slack.turns import Capabilities, RunningTurns
 from bot.slack.users import UserDirectory
 from bot.state.store import StateStore
 
@@ -42,6 +43,9 @@ class Services:
     open_cards: OpenMessages[PendingApproval] = field(default_factory=lambda: OpenMessages(_id))
     open_questions: OpenMessages[Question] = field(default_factory=lambda: OpenMessages(_id))
     status_grace_s: float = STATUS_GRACE_S
+    capabilities: Capabilities = field(default_factory=Capabilities)
+    turns: RunningTurns = field(default_factory=RunningTurns)
+    workspace: dict[str, str] = field(default_factory=dict)  # what auth.test said, cached
 
     @classmethod
     def create(

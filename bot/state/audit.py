@@ -28,6 +28,7 @@ class AuditLog:
         rows: int | None = None,
         error: str | None = None,
         duration_ms: float | None = None,
+        execution_id: str | None = None,
     ) -> dict[str, Any]:
         now = time.time()
         entry = {
@@ -43,6 +44,7 @@ class AuditLog:
             "rows": rows,
             "error": error,
             "duration_ms": None if duration_ms is None else round(duration_ms, 3),
+            "execution_id": execution_id,
         }
         # Keys sort by time, so a listing comes out in order.
         key = f"{time.time_ns():020d}-{uuid.uuid4().hex[:8]}"

@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -22,6 +24,17 @@ from bot.state.store import StateStore, Table
 class GrantScope(StrEnum):
     ONCE = "once"
     THREAD = "thread"
+
+
+@dataclass(frozen=True, slots=True)
+class GrantClaim:
+    """A grant taken for one execution: a one-time grant is gone, a thread grant is held
+    (no other execution may use it) until `release`."""
+
+    id: str
+    scope: GrantScope
+    approver: str
+    bounds: tuple[int | None, ...] | None
 
 
 def sql_digest(sql: str) -> str:
@@ -41,7 +54,13 @@ class Grants:
         self._clock = clock
 
     async def mint(
-        self, session_id: str, database: str, sql: str, scope: GrantScope, approver: str
+        self,
+        session_id: str,
+        database: str,
+        sql: str,
+        scope: GrantScope,
+        approver: str,
+        bounds: Sequence[int | None] | None = None,
     ) -> dict[str, Any]:
         now = self._clock()
         ttl = (
@@ -59,6 +78,8 @@ class Grants:
             "approver": approver,
             "created_at": now,
             "expires_at": now + ttl,
+            # The most rows each statement may change: what the approver saw on the card.
+            "bounds": None if bounds is None else list(bounds),
         }
         await self._store.put("grants", grant["id"], grant)
         return grant
@@ -74,7 +95,7 @@ class Grants:
                 if grant["expires_at"] <= now:
                     table.pop(key)  # expired grants are dead weight
                     continue
-                if grant["binding"] != binding:
+                if grant["binding"] != binding or grant.get("held"):
                     continue
                 # When a thread grant also matches, it covers this run: keep the one-time one.
                 if matched is None or matched[1]["scope"] == GrantScope.ONCE:
@@ -87,3 +108,57 @@ class Grants:
             return True
 
         return await self._store.transact("grants", take)
+
+    async def claim(self, session_id: str, database: str, sql: str) -> GrantClaim | None:
+        """Take a live grant for one execution, atomically. A thread grant held by an
+        execution not yet finished (or cut off by a stop) does not match."""
+        binding = _binding(session_id, database, sql)
+        now = self._clock()
+
+        def take(table: Table) -> GrantClaim | None:
+            matched: tuple[str, dict[str, Any]] | None = None
+            for key, grant in table.items():
+                if grant["expires_at"] <= now:
+                    table.pop(key)
+                    continue
+                if grant["binding"] != binding or grant.get("held"):
+                    continue
+                if matched is None or matched[1]["scope"] == GrantScope.ONCE:
+                    matched = (key, grant)
+            if matched is None:
+                return None
+            key, grant = matched
+            if grant["scope"] == GrantScope.ONCE:
+                table.pop(key)
+            else:
+                table[key] = {**grant, "held": True}
+            bounds = grant.get("bounds")
+            return GrantClaim(
+                id=grant["id"],
+                scope=GrantScope(grant["scope"]),
+                approver=grant["approver"],
+                bounds=None if bounds is None else tuple(bounds),
+            )
+
+        return await self._store.transact("grants", take)
+
+    async def release(self, grant_id: str) -> None:
+        """The execution holding a thread grant finished: the grant matches again."""
+
+        def free(table: Table) -> None:
+            grant = table.get(grant_id)
+            if grant is not None and grant.get("held"):
+                table[grant_id] = {**grant, "held": False}
+
+        await self._store.transact("grants", free)
+
+    async def drop_held(self) -> int:
+        """At start: grants an execution held when the bot stopped are gone (never re-run)."""
+
+        def drop(table: Table) -> int:
+            held = [key for key, grant in table.items() if grant.get("held")]
+            for key in held:
+                table.pop(key)
+            return len(held)
+
+        return await self._store.transact("grants", drop)

@@ -21,7 +21,17 @@ from sqlitedict import SqliteDict
 
 T = TypeVar("T")
 
-TABLES = ("sessions", "pending", "questions", "grants", "audit", "seen_events", "answers")
+TABLES = (
+    "sessions",
+    "pending",
+    "questions",
+    "grants",
+    "audit",
+    "seen_events",
+    "answers",
+    "executions",
+    "undo",
+)
 STATE_FILE = "dbagent.sqlite"
 
 

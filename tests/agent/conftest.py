@@ -14,6 +14,7 @@ from bot.agent.tools import ToolContext
 from bot.config import ConnectionTarget, Mode
 from bot.db import DatabaseRegistry
 from bot.state.audit import AuditLog
+from bot.state.executions import Executions
 from bot.state.grants import Grants
 from bot.state.store import StateStore
 from tests.agent.support import (
@@ -121,5 +122,6 @@ async def tool_context(
         skills=Skills.load(),
         grants=Grants(store, settings.limits),
         audit=AuditLog(store),
+        executions=Executions(store),
     )
     await registry.close()

@@ -10,7 +10,7 @@ from bench.datasets import connect
 from bot.agent import Agent, Requester, tools
 from bot.agent.tools import ToolContext, ToolOutcome, ToolReply
 from bot.agent.turns import ToolCall
-from bot.config import DatabaseConfig, Limits, Settings
+from bot.config import Approvals, DatabaseConfig, Limits, Settings
 from tests.fakes.model_server import FakeModelServer
 from tests.schemas import run_schema
 
@@ -83,7 +83,9 @@ async def query(url: str, sql: str) -> list[tuple]:
         connection.close()
 
 
-def make_settings(server: FakeModelServer, shop_url: str, **limits: object) -> Settings:
+def make_settings(
+    server: FakeModelServer, shop_url: str, *, approvals: Approvals | None = None, **limits: object
+) -> Settings:
     return Settings(
         openai_base_url=server.url,
         openai_api_key="test-key",
@@ -103,6 +105,7 @@ def make_settings(server: FakeModelServer, shop_url: str, **limits: object) -> S
             ),
         ],
         limits=Limits(model_max_retries=2, statement_timeout_s=10, **limits),
+        approvals=approvals or Approvals(),
     )
 
 

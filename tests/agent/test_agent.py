@@ -91,7 +91,7 @@ async def test_a_write_pauses_for_approval_then_runs_once_and_the_run_resumes(
     assert requests_then == 1  # told before the model resumed
     assert json.loads(model_server.new_tool_results()[0]) == {"affected_rows": 1}
     assert await agent.pending(pending.id) is None
-    assert await audit_outcomes(agent) == ["awaiting_approval", "executed"]
+    assert await audit_outcomes(agent) == ["awaiting_approval", "executing", "executed"]
     executed = (await agent.audit.since(None))[-1]
     assert (executed["approver"], executed["rows"]) == (APPROVER, 1)
     assert await agent.store.items("grants") == []  # the once-grant was consumed

@@ -12,12 +12,11 @@ from bot.agent import (
     Answer,
     AwaitingApproval,
     Failed,
-    RunInterrupted,
+    Interrupted,
     RunResumable,
     SessionStatus,
 )
 from bot.agent.loop import open_calls
-from bot.agent.runs import INTERRUPTED_CALL
 from bot.config import Mode
 from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, AgentFactory, query
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
@@ -117,24 +116,22 @@ async def test_a_run_interrupted_during_an_approved_change_is_reported_not_resum
     await crash(approval)
 
     restarted = await make_agent(recover=False)
-    (found,) = await restarted.recover()
-    assert found == RunInterrupted(SESSION, REQUESTER.user_id, STAGING, SLOW_WRITE)
-    assert "may or may not have been applied" in found.text and SLOW_WRITE in found.text
+    (found,) = await restarted.recover()  # one report: the change's write-ahead record
+    assert isinstance(found, Interrupted) and found.session_id == SESSION
+    assert found.sql == SLOW_WRITE and found.database == STAGING
     session = await restarted.session(SESSION)
     assert session is not None
     assert session.status is SessionStatus.INTERRUPTED
     assert open_calls(session.messages) == []
-    assert session.messages[-1]["content"] == INTERRUPTED_CALL
+    assert session.messages[-1]["content"] == f"Error: {found.text}"
     assert isinstance(await restarted.resume(SESSION), Failed)  # never re-run on its own
     assert await restarted.recover() == []  # reported once
 
-    model_server.script(say("It may have run; check the totals."))
+    model_server.script(say("It was not applied; ask again if needed."))
     after = await restarted.handle_message(
         SESSION, "did it run?", requester=REQUESTER, mode=Mode.AGENT
     )
-    assert after == Answer(text="It may have run; check the totals.")
-    results = model_server.tool_results()
-    assert results[-1]["content"] == INTERRUPTED_CALL  # what the model is told
+    assert after == Answer(text="It was not applied; ask again if needed.")
 
 
 async def test_sessions_waiting_for_a_person_are_not_runs_to_recover(

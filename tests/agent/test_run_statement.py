@@ -53,7 +53,7 @@ async def test_a_write_posts_for_approval_and_runs_once_when_approved(
     with pytest.raises(AlreadyDecided):
         await agent.approve(outcome.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
     outcomes = [r["outcome"] for r in await agent.audit.since(None)]
-    assert outcomes == ["awaiting_approval", "executed"]
+    assert outcomes == ["awaiting_approval", "executing", "executed"]
 
 
 async def test_a_denied_run_changes_nothing(make_agent: AgentFactory, shop_url: str) -> None:

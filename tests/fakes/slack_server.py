@@ -466,6 +466,182 @@ _HANDLERS: dict[str, Callable[[FakeSlack, JsonObject], JsonObject]] = {
 }
 
 
+# -- streaming, assistant threads and App Home ------------------------------------------
+# Kept apart from the methods above: chat.startStream / appendStream / stopStream,
+# assistant.threads.setSuggestedPrompts and views.publish, recorded on the server.
+
+TASK_STATUSES = {"pending", "in_progress", "complete", "error"}
+_CHUNK_TYPES = {"markdown_text", "task_update", "plan_update", "blocks"}
+
+
+@dataclass
+class Stream:
+    """One streamed message: every chunk it was sent, in order, and how it ended."""
+
+    channel: str
+    ts: str
+    thread_ts: str | None
+    recipient_user_id: str | None
+    recipient_team_id: str | None
+    chunks: list[JsonObject] = field(default_factory=list)
+    stopped: bool = False
+    final_blocks: list[JsonObject] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(c.get("text", "") for c in self.chunks if c["type"] == "markdown_text")
+
+    def tasks(self) -> dict[str, JsonObject]:
+        """Each task id with its latest update."""
+        latest: dict[str, JsonObject] = {}
+        for chunk in self.chunks:
+            if chunk["type"] == "task_update":
+                latest[chunk["id"]] = chunk
+        return latest
+
+
+def streams(server: FakeSlack) -> list[Stream]:
+    return server.__dict__.setdefault("_streams", [])
+
+
+def published_views(server: FakeSlack) -> dict[str, JsonObject]:
+    """user id → the Home view last published for them."""
+    return server.__dict__.setdefault("_home_views", {})
+
+
+def suggested_prompts(server: FakeSlack) -> list[JsonObject]:
+    return server.__dict__.setdefault("_suggested_prompts", [])
+
+
+def _stream_at(server: FakeSlack, args: JsonObject) -> Stream:
+    for stream in streams(server):
+        if stream.channel == args.get("channel") and stream.ts == args.get("ts"):
+            if stream.stopped:
+                raise _Failure("message_not_in_streaming_state")
+            return stream
+    raise _Failure("message_not_found")
+
+
+def _take_chunks(stream: Stream, message: Message, args: JsonObject) -> None:
+    chunks = list(args.get("chunks") or [])
+    if args.get("markdown_text"):
+        chunks.insert(0, {"type": "markdown_text", "text": args["markdown_text"]})
+    for chunk in chunks:
+        if chunk.get("type") not in _CHUNK_TYPES:
+            raise _Failure("invalid_chunks")
+        if chunk["type"] == "task_update" and (
+            not chunk.get("id")
+            or not chunk.get("title")
+            or chunk.get("status") not in TASK_STATUSES
+        ):
+            raise _Failure("invalid_chunks")
+        if chunk["type"] == "markdown_text" and len(chunk.get("text", "")) > 12_000:
+            raise _Failure("msg_too_long")
+    stream.chunks.extend(chunks)
+    message.text = stream.text
+    message.edits += 1
+
+
+def _start_stream(server: FakeSlack, args: JsonObject) -> JsonObject:
+    channel = args["channel"]
+    if not args.get("thread_ts"):
+        raise _Failure("invalid_arguments")
+    if not channel.startswith("D"):  # in channels Slack must know whom the stream is for
+        if not args.get("recipient_team_id"):
+            raise _Failure("missing_recipient_team_id")
+        if not args.get("recipient_user_id"):
+            raise _Failure("missing_recipient_user_id")
+    message = Message(
+        channel=channel, ts=server._next_ts(), text="", blocks=[], thread_ts=args["thread_ts"]
+    )
+    stream = Stream(
+        channel,
+        message.ts,
+        args["thread_ts"],
+        args.get("recipient_user_id"),
+        args.get("recipient_team_id"),
+    )
+    _take_chunks(stream, message, args)
+    server.messages.append(message)
+    streams(server).append(stream)
+    return {"channel": channel, "ts": message.ts}
+
+
+def _append_stream(server: FakeSlack, args: JsonObject) -> JsonObject:
+    stream = _stream_at(server, args)
+    _take_chunks(stream, server.message(stream.channel, stream.ts), args)
+    return {"channel": stream.channel, "ts": stream.ts}
+
+
+def _stop_stream(server: FakeSlack, args: JsonObject) -> JsonObject:
+    stream = _stream_at(server, args)
+    message = server.message(stream.channel, stream.ts)
+    _take_chunks(stream, message, args)
+    stream.stopped = True
+    stream.final_blocks = list(args.get("blocks") or [])
+    message.blocks = stream.final_blocks
+    return {"channel": stream.channel, "ts": stream.ts, "message": {"text": message.text}}
+
+
+def _set_suggested_prompts(server: FakeSlack, args: JsonObject) -> JsonObject:
+    prompts = args.get("prompts")
+    if not isinstance(prompts, list) or not 1 <= len(prompts) <= 4:
+        raise _Failure("invalid_arguments")
+    if any(not p.get("title") or not p.get("message") for p in prompts):
+        raise _Failure("invalid_arguments")
+    suggested_prompts(server).append(args)
+    return {}
+
+
+def _views_publish(server: FakeSlack, args: JsonObject) -> JsonObject:
+    view = args.get("view")
+    if not isinstance(view, dict) or view.get("type") != "home":
+        raise _Failure("invalid_arguments")
+    if len(view.get("blocks") or []) > 100:
+        raise _Failure("invalid_blocks")
+    published_views(server)[args["user_id"]] = view
+    return {"view": {**view, "id": f"VHOME{args['user_id']}"}}
+
+
+def refuse_block_type(server: FakeSlack, block_type: str) -> None:
+    """From now on, messages holding a block of `block_type` get invalid_blocks (a
+    workspace or surface that does not take that block)."""
+    server.__dict__.setdefault("_refused_block_types", set()).add(block_type)
+
+
+def _refusing(method: str) -> Callable[[FakeSlack, JsonObject], JsonObject]:
+    accept = _HANDLERS[method]
+
+    def handler(server: FakeSlack, args: JsonObject) -> JsonObject:
+        refused = server.__dict__.get("_refused_block_types") or set()
+        blocks = args.get("blocks") or []
+        if isinstance(blocks, list) and any(b.get("type") in refused for b in blocks):
+            return {"ok": False, "error": "invalid_blocks"}
+        return accept(server, args)
+
+    return handler
+
+
+_HANDLERS.update(
+    {
+        "chat.postMessage": _refusing("chat.postMessage"),
+        "files.completeUploadExternal": _refusing("files.completeUploadExternal"),
+    }
+)
+_HANDLERS.update(
+    {
+        name: _safely(handler)
+        for name, handler in {
+            "chat.startStream": _start_stream,
+            "chat.appendStream": _append_stream,
+            "chat.stopStream": _stop_stream,
+            "assistant.threads.setSuggestedPrompts": _set_suggested_prompts,
+            "views.publish": _views_publish,
+        }.items()
+    }
+)
+
+
 @pytest.fixture
 async def fake_slack() -> AsyncIterator[FakeSlack]:
     """A started fake Slack with one user in Europe/Paris; import it into a conftest."""

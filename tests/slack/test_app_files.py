@@ -8,6 +8,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 SCOPES = {
     "app_mentions:read",
+    "assistant:write",
     "channels:history",
     "groups:history",
     "im:history",
@@ -18,7 +19,14 @@ SCOPES = {
     "usergroups:read",
     "users:read",
 }
-EVENTS = {"app_mention", "message.channels", "message.groups", "message.im"}
+EVENTS = {
+    "app_home_opened",
+    "app_mention",
+    "assistant_thread_started",
+    "message.channels",
+    "message.groups",
+    "message.im",
+}
 
 
 def section(text: str, name: str) -> set[str]:
@@ -40,6 +48,12 @@ def test_the_manifest_turns_on_a_bot_user_interactivity_and_socket_mode() -> Non
     assert re.search(r"interactivity:\s*\n\s+is_enabled: true", manifest)
     assert re.search(r"^\s*socket_mode_enabled: true", manifest, re.MULTILINE)
     assert manifest.count("request_url: https://example.com/slack/events") == 2
+
+
+def test_the_manifest_turns_on_the_home_tab_and_the_assistant_view() -> None:
+    manifest = (ROOT / "manifest.yml").read_text()
+    assert re.search(r"^\s*home_tab_enabled: true", manifest, re.MULTILINE)
+    assert re.search(r"^\s*assistant_view:.*\n\s+assistant_description: \S", manifest, re.MULTILINE)
 
 
 def test_the_procfile_has_a_socket_mode_worker_and_an_http_web_process() -> None:

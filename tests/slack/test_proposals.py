@@ -11,13 +11,14 @@ import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import DatabaseConfig
-from bot.slack import delivery, mrkdwn
+from bot.slack import delivery
+from bot.slack.blocks import answer
 from bot.slack.blocks import sql_actions as run_blocks
-from bot.slack.blocks.messages import answer_message
 from bot.slack.proposals import ANSWERS, MAX_WITH_BUTTONS, Proposals
 from bot.slack.sessions import Thread
 from bot.state.store import StateStore
 from tests.fakes.slack_server import FakeSlack
+from tests.slack.block_limits import assert_valid_message
 from tests.slack.conftest import BOT_TOKEN
 
 THREAD = Thread("T1", "C1", "1700000000.000100")
@@ -47,7 +48,7 @@ def block_types(message: dict) -> list[str]:
 
 async def test_an_answer_without_sql_is_laid_out_as_a_plain_answer(proposals: Proposals) -> None:
     text = "\n\n".join(f"Paragraph {i}: " + "words " * 80 for i in range(20))
-    plain = [answer_message(p) for p in mrkdwn.split(mrkdwn.to_mrkdwn(text))]
+    plain = [answer.answer_message(piece) for piece in answer.answer_pieces(text)]
     assert await proposals.messages(THREAD, text) == plain
 
 
@@ -60,7 +61,7 @@ async def test_a_short_answer_with_two_blocks_is_one_message_with_buttons_after_
         "```sql\nSELECT status, COUNT(*) FROM orders GROUP BY status\n```\nThat's all."
     )
     (message,) = await proposals.messages(THREAD, text)
-    assert block_types(message) == ["section", "actions", "section", "actions", "section"]
+    assert block_types(message) == ["markdown", "actions", "markdown", "actions", "markdown"]
     first, second = action_blocks([message])
     # The first block names no database: a menu of the configured ones, and plain "Run".
     menu, run, edit = first["elements"]
@@ -82,7 +83,7 @@ async def test_a_short_answer_with_two_blocks_is_one_message_with_buttons_after_
     assert stored[0]["session_id"] == THREAD.session_id
     assert (stored[0]["channel"], stored[0]["thread_ts"]) == (THREAD.channel, THREAD.thread_ts)
     # The text reads as before: everything shown, escaped, fences intact.
-    shown = "\n".join(b["text"]["text"] for b in message["blocks"] if b["type"] == "section")
+    shown = "\n".join(b["text"] for b in message["blocks"] if b["type"] == "markdown")
     assert "SELECT COUNT(*)" in shown and "That's all." in shown and shown.count("```") == 4
 
 
@@ -92,12 +93,13 @@ async def test_a_long_answer_still_fits_slacks_limits(proposals: Proposals) -> N
     messages = await proposals.messages(THREAD, text)
     assert len(messages) > 2 and len(action_blocks(messages)) == 1
     for message in messages:
-        sections = [b["text"]["text"] for b in message["blocks"] if b["type"] == "section"]
-        assert sum(len(s) for s in sections) <= 3_000 + len(sections)
-        assert all(s.count("```") % 2 == 0 for s in sections) and "< " not in "".join(sections)
+        pieces = [b["text"] for b in message["blocks"] if b["type"] == "markdown"]
+        assert sum(len(piece) for piece in pieces) <= 12_000  # Slack's limit per message
+        assert all(piece.count("```") % 2 == 0 for piece in pieces)
+        assert_valid_message(message)
     # The buttons follow the last piece of the SQL block.
     with_buttons = next(m for m in messages if "actions" in block_types(m))
-    assert "SELECT 299 FROM orders" in with_buttons["blocks"][0]["text"]["text"]
+    assert "SELECT 299 FROM orders" in with_buttons["blocks"][0]["text"]
 
 
 async def test_only_the_first_blocks_get_buttons_and_all_are_shown(proposals: Proposals) -> None:
@@ -149,4 +151,4 @@ async def test_an_answer_whose_sql_cannot_be_stored_is_posted_without_buttons(
     text = "On shop-staging:\n```sql\nSELECT 1\n```"
     assert await delivery.post_text(client, THREAD, text, Proposals(store, [STAGING]))
     (message,) = slack.thread(THREAD.channel, THREAD.thread_ts)
-    assert message.blocks == answer_message(mrkdwn.to_mrkdwn(text))["blocks"]
+    assert message.blocks == answer.answer_message(text)["blocks"]

@@ -58,7 +58,7 @@ async def test_a_run_cut_off_while_thinking_is_answered_after_the_restart(
     assert harness.texts(thread_ts) == ["There are 4 orders."]
 
 
-async def test_a_change_cut_off_while_it_ran_is_reported_with_its_sql(
+async def test_an_approved_change_cut_off_while_it_ran_is_reported_once(
     harness: SlackHarness,
 ) -> None:
     agent = harness.agent
@@ -78,13 +78,14 @@ async def test_a_change_cut_off_while_it_ran_is_reported_with_its_sql(
     await asyncio.gather(approval, return_exceptions=True)
     await crash_and_restart(harness)
 
-    await harness.slack.wait_for(
-        lambda: any("I restarted while" in text for text in harness.texts(thread_ts))
+    # Told once, by the change's write-ahead record: what ran, where, and what is known.
+    (told,) = await harness.slack.wait_for(
+        lambda: [text for text in harness.texts(thread_ts) if "The bot stopped while" in text]
     )
-    (told,) = [text for text in harness.texts(thread_ts) if "I restarted while" in text]
-    assert told.startswith("<@") and f"*{STAGING}*" in told
-    assert "may or may not have been applied" in told
-    assert "UPDATE orders SET total = total + 0" in told
+    assert told.startswith("<@") and STAGING in told
+    assert "UPDATE orders SET total = total + 0" in told and "not applied" in told
+    await harness.idle()
+    assert not any("I restarted while" in text for text in harness.texts(thread_ts))
 
 
 async def statement_running(url: str) -> bool:
@@ -94,3 +95,29 @@ async def statement_running(url: str) -> bool:
         "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
     )
     return bool(rows)
+
+
+async def test_a_change_run_on_a_thread_grant_and_cut_off_is_reported_once(
+    harness: SlackHarness,
+) -> None:
+    agent = harness.agent
+    assert agent is not None
+    thread_ts = harness.new_ts()
+    session_id = Thread(TEAM_ID, CHANNEL, thread_ts).session_id
+    slow_write = f"UPDATE orders SET total = total + 0 WHERE id IN ({SLOW_READ})"
+    # An approver allowed this statement for the whole thread earlier on.
+    await agent.grants.mint(session_id, STAGING, slow_write, GrantScope.THREAD, APPROVER)
+    harness.model.script(calls(call("execute_query", {"database": STAGING, "sql": slow_write})))
+    await harness.mention("touch the orders again", ts=thread_ts)
+    await until(lambda: statement_running(harness.shop_url))
+    await crash_and_restart(harness)
+
+    # Told once, with the statement: by its write-ahead record when it has one, else as a
+    # run interrupted while a change was outstanding.
+    (told,) = await harness.slack.wait_for(
+        lambda: [text for text in harness.texts(thread_ts) if "UPDATE orders SET" in text]
+    )
+    await harness.idle()
+    assert told.startswith("<@") and STAGING in told
+    assert "applied" in told
+    assert [text for text in harness.texts(thread_ts) if "UPDATE orders SET" in text] == [told]

@@ -1,15 +1,14 @@
-"""Query results in the thread: a preview table and the rows as a CSV attachment."""
+"""Query results in the thread: a table block with the SQL and row count, a chart when
+asked for, and the rows as a CSV attachment — each message valid for Slack."""
 
 from __future__ import annotations
 
-import asyncio
 import csv
 import io
-import time
+import json
 
-from bot.slack.sessions import Thread
 from tests.fakes.model_server import call, calls, failure, say
-from tests.fakes.slack_server import TEAM_ID
+from tests.slack.block_limits import assert_valid_message
 from tests.slack.conftest import CHANNEL, STAGING, SlackHarness
 
 
@@ -26,8 +25,15 @@ async def test_results_come_as_a_preview_and_a_csv_in_the_thread(harness: SlackH
     await harness.idle()
     answer, preview = harness.thread(thread_ts)
     assert answer.text == "Four orders, see the table."
-    table = preview.blocks[0]["text"]["text"]
-    assert f"*{STAGING}* — 4 rows" in table and "Ada &amp; Co &lt;ltd&gt;" in table
+    assert preview.blocks[0]["text"]["text"] == f"*{STAGING}* — 4 rows"
+    (table,) = [block for block in preview.blocks if block["type"] == "table"]
+    cells = [[cell.get("text") for cell in row] for row in table["rows"]]
+    assert [cell["type"] for cell in table["rows"][0]] == ["rich_text"] * 4  # a bold header
+    assert "customer" in json.dumps(table["rows"][0])
+    assert cells[2] == ["11", "Ada & Co <ltd>", "pending", "5.50"]  # raw text, as it is
+    assert [s["align"] for s in table["column_settings"]] == ["right", "left", "left", "right"]
+    assert "SELECT * FROM orders ORDER BY id" in preview.blocks[-1]["elements"][0]["text"]
+    assert_valid_message({"text": preview.text or "x", "blocks": preview.blocks})
 
     (attached,) = slack.files_in(CHANNEL, thread_ts)
     assert preview.files == [attached.id]  # one message: the table, with the CSV attached
@@ -55,7 +61,8 @@ async def test_a_truncated_result_is_marked(harness: SlackHarness) -> None:
     await harness.idle()
     assert attached.title == f"{STAGING} — 2 rows (truncated)"
     assert attached.text.split() == ["id", "10", "11"]
-    assert "truncated" in harness.thread(thread_ts)[1].blocks[0]["text"]["text"]
+    summary = harness.thread(thread_ts)[1].blocks[0]["text"]["text"]
+    assert "first 2 rows (the query had more" in summary
 
 
 async def test_rows_fetched_before_the_model_failed_are_still_posted_with_the_error(
@@ -72,18 +79,3 @@ async def test_rows_fetched_before_the_model_failed_are_still_posted_with_the_er
     await harness.idle()
     assert attached.text.split() == ["id", "10", "11", "12", "13"]
     assert any(text.startswith(":warning:") for text in harness.texts(thread_ts))
-
-
-async def test_a_stopped_run_says_who_stopped_it_in_the_thread(harness: SlackHarness) -> None:
-    slow = "SELECT COUNT(*) FROM orders AS a, seq_1_to_100000 AS b, seq_1_to_100000 AS c"
-    harness.model.script(calls(call("execute_query", {"database": STAGING, "sql": slow})))
-    thread_ts, _ = await harness.mention("count a lot")
-    session = Thread(TEAM_ID, CHANNEL, thread_ts).session_id
-    agent = harness.agent
-    assert agent is not None
-    deadline = time.monotonic() + 10
-    while not agent.is_running(session) or not harness.model.requests:  # the model was asked
-        assert time.monotonic() < deadline, "the run never started"
-        await asyncio.sleep(0.02)
-    assert await agent.stop(session, by="U0STOPPER")
-    await harness.slack.wait_for(lambda: "Stopped by <@U0STOPPER>." in harness.texts(thread_ts))

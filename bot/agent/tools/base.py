@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from bot.agent.skills import Skills
     from bot.db import DatabaseRegistry
     from bot.state.audit import AuditLog
+    from bot.state.executions import Executions
     from bot.state.grants import Grants
 
 BOTH_MODES = frozenset({Mode.ASK, Mode.AGENT})
@@ -50,6 +51,7 @@ class ToolContext:
     grants: Grants
     audit: AuditLog
     approver: str | None = None  # set while running a call an approver has just allowed
+    executions: Executions | None = None  # write-ahead records of approved changes
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,8 @@ class ToolReply:
     content: str  # what the model reads
     result: QueryResult | None = None  # a result set the answer may rest on
     summary: str = ""  # one line for an approval card: "3 rows affected", "Error: …"
+    undo_id: str | None = None  # an approved change that can be undone exactly
+    undo_reason: str = ""  # why an approved change has no undo
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,8 +115,29 @@ class Tool:
         }
 
 
+def _inline(node: Any, definitions: dict[str, Any]) -> Any:
+    """Nested models written out in place: some servers do not follow `$ref`."""
+    if isinstance(node, list):
+        return [_inline(item, definitions) for item in node]
+    if not isinstance(node, dict):
+        return node
+    ref = node.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        target = definitions[ref.removeprefix("#/$defs/")]
+        node = {**target, **{key: value for key, value in node.items() if key != "$ref"}}
+    inlined = {key: _inline(value, definitions) for key, value in node.items() if key != "title"}
+    if isinstance(node.get("properties"), dict):  # property names are not keywords
+        inlined["properties"] = {
+            name: _plain_property(_inline(value, definitions))
+            for name, value in node["properties"].items()
+        }
+    return inlined
+
+
 def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     """Drop pydantic's titles: noise for the model, and some servers reject unknown keys."""
+    definitions = schema.get("$defs") or {}
+    schema = _inline({k: v for k, v in schema.items() if k != "$defs"}, definitions)
     cleaned = {key: value for key, value in schema.items() if key != "title"}
     cleaned["properties"] = {
         name: _plain_property(prop) for name, prop in cleaned.get("properties", {}).items()

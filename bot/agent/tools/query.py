@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from bot.agent.outcomes import QueryResult
+from bot.agent.tools.approved import mixes_ddl_and_dml, run_approved
 from bot.agent.tools.base import (
     AGENT_ONLY,
     ApprovalRequired,
@@ -25,6 +26,7 @@ from bot.agent.tools.base import (
     may_write,
     table,
 )
+from bot.agent.tools.chart import ChartSpec, chart_problem
 from bot.db.impact import measure
 from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.types import DbError, Execution
@@ -42,6 +44,15 @@ class QueryParameters(Parameters):
     )
     limit: int | None = Field(
         default=None, ge=1, description="Most rows to return (default 50, at most 1000)."
+    )
+    chart: ChartSpec | None = Field(
+        default=None,
+        description=(
+            "Optional: also draw the result as a chart for the person, from its own rows. "
+            "x is the label column, y the numeric columns (one series each). Charts hold "
+            "at most 20 points (6 slices for a pie): aggregate in SQL (GROUP BY, ORDER BY "
+            "… LIMIT) so the result fits."
+        ),
     )
 
 
@@ -80,19 +91,30 @@ async def _record_execution(audit: _Audit, classification: Classification, run: 
         )
 
 
-def _reply(database: str, sql: str, run: Execution, capped_at: int | None) -> ToolReply:
-    note = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
+def _reply(
+    database: str, sql: str, run: Execution, capped_at: int | None, chart: ChartSpec | None
+) -> ToolReply:
+    note: dict[str, Any] = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
     result = run.last_result
     if result is not None:
         summary = f"{_plural(result.row_count, 'row')} returned" + (
             " (truncated)" if result.truncated else ""
         )
+        problem = (
+            chart_problem(chart, result.columns, result.rows, truncated=result.truncated)
+            if chart
+            else None
+        )
+        if problem is not None:
+            note["chart"] = f"not drawn: {problem}"
         query_result = QueryResult(
             database=database,
             sql=sql,
             columns=result.columns,
             rows=result.rows,
             truncated=result.truncated,
+            # Kept even when it cannot be drawn: the person is told why, the model too.
+            chart=chart.to_json() if chart is not None else None,
         )
         return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
     affected = sum(outcome.affected_rows or 0 for outcome in run.outcomes)
@@ -122,14 +144,21 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
         return ToolReply(text, summary=text)
     decision = decide(classification, db.config, granted=False, reach=reach)
-    if isinstance(decision, NeedsApproval) and await context.grants.consume(
-        context.session_id, args.database, args.sql
-    ):
-        decision = decide(classification, db.config, granted=True, reach=reach)
+    if isinstance(decision, NeedsApproval):
+        mixed = mixes_ddl_and_dml(classification)
+        if mixed is not None:  # refused before any card: it could not run bounded
+            decision = Refused(mixed)
+    claim = None
+    if isinstance(decision, NeedsApproval):
+        claim = await context.grants.claim(context.session_id, args.database, args.sql)
+        if claim is not None:
+            decision = decide(classification, db.config, granted=True, reach=reach)
 
     environment = db.config.environment.value
     audit = _Audit(context, args.database, environment)
     risk = classification.risk.value
+    if claim is not None and isinstance(decision, Refused):
+        await context.grants.release(claim.id)
     if isinstance(decision, Refused):
         await audit(risk=risk, sql=args.sql, outcome="refused", error=decision.reason)
         return ToolReply(decision.reason, summary=decision.reason)
@@ -140,6 +169,17 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             args.database, environment, risk, args.sql, decision.reason, impact=impact
         )
 
+    capped_at = limits.max_rows if wanted > limit else None
+    if claim is not None:
+        return await run_approved(
+            context,
+            db,
+            classification,
+            claim,
+            audit=audit,
+            reply=lambda run: _reply(args.database, args.sql, run, capped_at, args.chart),
+            limit=limit,
+        )
     statements = [statement.text for statement in classification.statements]
     try:
         run = await db.execute(
@@ -158,7 +198,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
         return ToolReply(text, summary=text)
     await _record_execution(audit, classification, run)
-    return _reply(args.database, args.sql, run, limits.max_rows if wanted > limit else None)
+    return _reply(args.database, args.sql, run, capped_at, args.chart)
 
 
 QUERY_TOOLS = (

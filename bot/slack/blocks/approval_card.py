@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
-from bot.slack import mrkdwn
+from bot.slack import mrkdwn, strings
 from bot.slack.blocks.common import (
     Block,
     code_block,
@@ -159,7 +159,7 @@ def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
     else:
         icon, verb, how = ":no_entry_sign:", "Denied", ""
     line = f"{icon} *{verb}{how}* by {who} {when}"
-    outcome, _ = mrkdwn.truncate(mrkdwn.escape(decision.summary), 2_000)
+    outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 2_000)
     blocks = [
         {"type": "header", "text": plain(f"{icon} {verb}")},
         _facts(pending),
@@ -175,7 +175,7 @@ def audit_line(decision: ApprovalDecision) -> str:
     pending = decision.pending
     sql = " ".join(pending.sql.split())
     sql, _ = mrkdwn.truncate(mrkdwn.escape(sql).replace("`", "'"), 300)
-    outcome, _ = mrkdwn.truncate(mrkdwn.escape(decision.summary), 500)
+    outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 500)
     return (
         f"{person(pending.requester)} asked, {person(decision.approver)} approved "
         f"({decision.scope or 'once'}) a {mrkdwn.escape(pending.risk)} on "

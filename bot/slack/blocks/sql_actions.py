@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.config import DatabaseConfig
-from bot.slack import mrkdwn
+from bot.slack import mrkdwn, strings
 from bot.slack.blocks.common import Block, code_block, context, markdown_section, person, plain
 from bot.state.grants import SQL_WHITESPACE
 
@@ -139,6 +139,7 @@ def ran_message(user: str, sql: str, summary: str, *, edited: bool) -> dict[str,
 
 def refused_message(user: str, sql: str, reason: str) -> dict[str, Any]:
     """A Run the guard refused (production write, transaction control, unknown database)."""
-    line = f":no_entry: Not run for {person(user)}: {mrkdwn.escape(reason)}"
+    said = mrkdwn.escape(strings.refusal(reason))
+    line = strings.REFUSED_RUN.format(who=person(user), reason=said)
     line = mrkdwn.truncate(line, 1_000)[0]
     return {"text": line, "blocks": [markdown_section(f"{line}\n{_ran_sql(sql)}")]}

@@ -19,6 +19,7 @@ from bot.db import DatabaseRegistry
 from bot.db.impact_types import RowCount
 from bot.sql.risk import classify
 from bot.state.audit import AuditLog
+from bot.state.executions import Executions
 from bot.state.grants import Grants, GrantScope
 from bot.state.store import StateStore
 from tests.agent.support import APPROVER, REQUESTER, SESSION, call_tool, query, run_statements
@@ -83,6 +84,7 @@ async def context(store: StateStore, settings: Settings) -> AsyncIterator[ToolCo
         skills=Skills.load(),
         grants=Grants(store, settings.limits),
         audit=AuditLog(store),
+        executions=Executions(store),
     )
     await registry.close()
 

@@ -32,7 +32,7 @@ def test_ask_mode_offers_only_the_metadata_tools_and_ask_user() -> None:
         ("get_columns", ["database", "table"], ["database", "table"]),
         ("get_current_time", [], []),
         ("get_skill", ["name"], []),
-        ("execute_query", ["database", "sql", "limit"], ["database", "sql"]),
+        ("execute_query", ["database", "sql", "limit", "chart"], ["database", "sql"]),
         ("get_sample_data", ["database", "table", "limit"], ["database", "table"]),
         ("explain_query", ["database", "sql"], ["database", "sql"]),
         ("ask_user", ["kind", "question", "options"], ["kind", "question"]),

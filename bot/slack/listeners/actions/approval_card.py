@@ -22,14 +22,17 @@ from bot.agent.outcomes import (
     ApprovalExpired,
     Outcome,
     PendingApproval,
+    SelfApprovalRefused,
 )
 from bot.slack import delivery
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
+from bot.slack.blocks.working import stopped_card
 from bot.slack.clicks import Click, tell_clicker
+from bot.slack.live import LiveProgress
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
-from bot.slack.status_line import StatusLine
+from bot.slack.streamed import deliver_streamed
 from bot.state.grants import GrantScope
 
 log = logging.getLogger(__name__)
@@ -85,9 +88,18 @@ async def decide(
     services: Services, click: Click, thread: Thread, pending: PendingApproval
 ) -> None:
     client = services.client
-    status = StatusLine(client, thread, grace_s=services.status_grace_s)
+    status = LiveProgress(
+        client,
+        thread,
+        services.capabilities,
+        recipient=pending.requester,
+        grace_s=services.status_grace_s,
+    )
+
+    decided: list[ApprovalDecision] = []
 
     async def on_decided(decision: ApprovalDecision) -> None:
+        decided.append(decision)
         services.open_cards.forget(thread.session_id, decision.pending.id)
         card = approval_card.decided_card(decision)
         if not await delivery.update(client, click.channel, click.message_ts, card):
@@ -107,14 +119,14 @@ async def decide(
         try:
             if click.action_id == DENY:
                 return await services.agent.deny(
-                    click.value, approver=click.user, progress=status.step, on_decided=on_decided
+                    click.value, approver=click.user, progress=status, on_decided=on_decided
                 )
             await status.show("Running the approved change…")
             return await services.agent.approve(
                 click.value,
                 approver=click.user,
                 scope=SCOPES[click.action_id],
-                progress=status.step,
+                progress=status,
                 on_decided=on_decided,
             )
         except ApprovalExpired:
@@ -127,5 +139,23 @@ async def decide(
             await status.clear()
             await tell_clicker(services, click, ALREADY_DECIDED)
             return None
+        except SelfApprovalRefused as exc:  # four eyes: told privately, the card stays
+            await status.clear()
+            await tell_clicker(services, click, exc.reason)
+            return None
 
-    await delivery.answer_in_thread(services, thread, status, run(), what="decision")
+    async def post(outcome: Outcome) -> delivery.Delivered:
+        return await deliver_streamed(services, thread, status, outcome)
+
+    services.turns.begin(thread.session_id, pending.requester)
+    status.allow_stop()
+    try:
+        await delivery.answer_in_thread(
+            services, thread, status, run(), what="decision", poster=post
+        )
+        stopper = services.turns.stopped_by(thread.session_id)
+        if stopper is not None and not decided and click.action_id != DENY:
+            card = stopped_card(pending, click.user, SCOPES[click.action_id], stopper)
+            await delivery.update(client, click.channel, click.message_ts, card)
+    finally:
+        services.turns.end(thread.session_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack.listeners.events import app_mention, message
+from bot.slack.listeners.events import app_home, app_mention, message
 
 
 def register(app: AsyncApp) -> None:
@@ -12,3 +12,5 @@ def register(app: AsyncApp) -> None:
     # Every message event, subtypes included: those not for us are acknowledged and
     # dropped here, so Slack gets a 200 and does not retry them.
     app.event("message")(message.handle_message)
+    app.event("app_home_opened")(app_home.handle_app_home_opened)
+    app.event("assistant_thread_started")(app_home.handle_assistant_thread_started)

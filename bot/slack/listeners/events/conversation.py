@@ -9,19 +9,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.outcomes import Outcome
-from bot.slack import delivery
+from bot.slack import delivery, strings
+from bot.slack.live import LiveProgress
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
-from bot.slack.status_line import StatusLine
+from bot.slack.streamed import deliver_streamed
 
 log = logging.getLogger(__name__)
 
-HELP = (
-    "Hi! Ask me about your databases in plain words, for example: "
-    "_which tables hold orders on shop-staging?_"
-)
-QUEUED = "Queued: I'll get to this when I'm done with the request before it."
-WORKING = "Working on it…"
+HELP = strings.HELP
+QUEUED = strings.QUEUED
+WORKING = strings.WORKING
 
 _LINK = re.compile(r"<((?:https?://|mailto:)[^|>]+)(?:\|[^>]*)?>")
 
@@ -87,14 +85,19 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
         await delivery.post_error(
             client,
             thread,
-            f"That message is too long for me ({len(question):,} characters; the limit is "
-            f"{limit:,}). Please shorten it and ask again.",
+            strings.TOO_LONG.format(length=len(question), limit=limit),
         )
         return
     if not question:
         await delivery.post_text(client, thread, HELP)
         return
-    status = StatusLine(client, thread, grace_s=services.status_grace_s)
+    status = LiveProgress(
+        client,
+        thread,
+        services.capabilities,
+        recipient=incoming.user,
+        grace_s=services.status_grace_s,
+    )
 
     async def job() -> None:
         await run_turn(services, incoming, question, status)
@@ -104,10 +107,12 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
 
 
 async def run_turn(
-    services: Services, incoming: Incoming, question: str, status: StatusLine
+    services: Services, incoming: Incoming, question: str, status: LiveProgress
 ) -> None:
     thread = incoming.thread
     await status.show(WORKING)
+    services.turns.begin(thread.session_id, incoming.user)
+    status.allow_stop()
 
     async def run() -> Outcome:
         requester = await services.users.requester(incoming.user)
@@ -117,9 +122,15 @@ async def run_turn(
             question,
             requester=requester,
             mode=mode,
-            progress=status.step,
+            progress=status,
         )
 
-    await delivery.answer_in_thread(
-        services, thread, status, run(), what="run", replier=incoming.user
-    )
+    async def post(outcome: Outcome) -> delivery.Delivered:
+        return await deliver_streamed(services, thread, status, outcome)
+
+    try:
+        await delivery.answer_in_thread(
+            services, thread, status, run(), what="run", replier=incoming.user, poster=post
+        )
+    finally:
+        services.turns.end(thread.session_id)

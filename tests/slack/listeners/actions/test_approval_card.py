@@ -259,3 +259,16 @@ async def test_an_expired_card_runs_nothing_and_loses_its_buttons(harness: Slack
     assert await column(harness, "status", 11) == "pending"
     expired = slack.message(CHANNEL, card.ts)
     assert not has_buttons(expired) and "expired" in shown(expired)
+
+
+async def test_the_asker_approving_their_own_change_is_refused_privately(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid", user=APPROVER)
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_once", card, user=APPROVER)
+    await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "cannot approve it yourself" in slack.ephemerals(APPROVER)[-1].text
+    assert await column(harness, "status", 11) == "pending"

@@ -123,13 +123,22 @@ async def test_run_of_an_update_asks_for_approval_and_runs_once(harness: SlackHa
     decided, ran = posted_after(harness, thread_ts, message)
     assert "Approved once" in json.dumps(decided.blocks) and "1 row affected" in ran.text
     assert await total_of_12(harness) == "13.00"
-    assert [r["outcome"] for r in await audit(harness)] == ["awaiting_approval", "executed"]
+    assert [r["outcome"] for r in await audit(harness)] == [
+        "awaiting_approval",
+        "executing",
+        "executed",
+    ]
 
 
 REFUSED = [
     # (database, sql, words in the reply, reason)
-    (PRODUCTION, BUMP, "Blocked: writes on production", "production is never written"),
-    (STAGING, "START TRANSACTION", "Blocked: transaction control", "no transaction control"),
+    (
+        PRODUCTION,
+        BUMP,
+        "Production is read-only for dbagent. Here is the SQL for your change process:",
+        "production is never written; the person hears what to do instead",
+    ),
+    (STAGING, "START TRANSACTION", "BEGIN, COMMIT and ROLLBACK are not run", "one at a time"),
 ]
 
 
@@ -141,6 +150,8 @@ async def test_refused_runs_say_why_and_change_nothing(
     await harness.press(message, run_blocks.RUN, user=ASKER)
     (refusal,) = await after_run(harness, thread_ts, message)
     assert words in refusal.text, reason
+    assert "Blocked:" not in refusal.text and f"<@{ASKER}>" in refusal.text  # for people
+    assert sql.split()[0] in json.dumps(refusal.blocks)  # the SQL, to take elsewhere
     assert harness.cards(thread_ts, DM) == []
     assert await total_of_12(harness) == "12.00"
 

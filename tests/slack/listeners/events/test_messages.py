@@ -8,6 +8,7 @@ from typing import Any
 from bot.slack.app import services_of_app
 from tests.fakes.model_server import Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID
+from tests.slack.block_limits import assert_valid_message
 from tests.slack.conftest import ASKER, CHANNEL, DM, STAGING, SlackHarness
 
 
@@ -42,8 +43,11 @@ def status_lines(harness: SlackHarness) -> list[str]:
     ]
 
 
-async def test_a_slow_run_shows_progress_while_tools_run(harness: SlackHarness) -> None:
+async def test_where_streaming_is_refused_a_slow_run_shows_progress_in_a_status_line(
+    harness: SlackHarness,
+) -> None:
     services_of_app(harness.app).status_grace_s = 0.1
+    harness.slack.fail_next("chat.startStream", "unknown_method")
     harness.model.script(
         Turn(tool_calls=(call("list_tables", {"database": STAGING}),), delay_s=0.3),
         Turn(text="Done.", delay_s=0.3),
@@ -222,13 +226,13 @@ async def test_the_answer_is_escaped_and_split_to_fit(harness: SlackHarness) -> 
     thread_ts, _ = await harness.mention("write me SQL")
     await answered(harness, thread_ts, "Done &amp; dusted.")
     messages = harness.thread(thread_ts)
-    assert len(messages) > 1
     for message in messages:
-        section = message.blocks[0]["text"]["text"]
-        assert len(section) <= 3_000 and len(message.text) <= 40_000
-        assert section.count("```") % 2 == 0
-        assert "<!channel>" not in message.text and "< " not in section
-    assert messages[0].text.startswith("&lt;!channel&gt; *Here*:")
+        block = message.blocks[0]
+        assert block["type"] == "markdown" and len(block["text"]) <= 12_000
+        assert block["text"].count("```") % 2 == 0
+        assert "<!channel>" not in message.text and "<!channel>" not in block["text"]
+        assert_valid_message({"text": message.text, "blocks": message.blocks})
+    assert messages[0].blocks[0]["text"].startswith("<\u200b!channel> **Here**:")
 
 
 async def test_a_model_failure_is_a_short_message_in_the_thread(harness: SlackHarness) -> None:

@@ -1,0 +1,290 @@
+"""Running an approved change: write-ahead record, bounded transaction, outcome, undo.
+
+The order matters. The grant is claimed (a one-time grant is gone, a thread grant is held),
+then the change is recorded `executing` (execution log and audit log) before its first
+statement is sent, `committing` before COMMIT, and its outcome after. A bot stopped anywhere
+in between leaves a record recovery reports as interrupted; nothing is ever re-run by itself.
+
+DML runs in one transaction, bounded by the rows the card stated (bot.db.bounded); DDL, which
+MySQL/MariaDB commit implicitly, runs alone and unbounded, and a call mixing the two is
+refused before its card is posted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from bot.agent.outcomes import PendingApproval
+from bot.agent.tools.base import ToolContext, ToolReply
+from bot.config import Settings
+from bot.db.bounded import (
+    BoundedRun,
+    CommitUnknown,
+    RolledBack,
+    WriteStep,
+    bounds_for,
+    run_bounded,
+)
+from bot.db.database import Database
+from bot.db.types import DbError, Execution
+from bot.sql.risk import Classification, Risk, classify
+from bot.sql.undo import plan_row_change
+from bot.state.executions import ExecutionRecord, Executions, Phase, UndoRecord
+from bot.state.grants import GrantClaim, Grants, GrantScope
+
+T = TypeVar("T")
+Audit = Callable[..., Awaitable[None]]
+Reply = Callable[[Execution], ToolReply]
+
+MIXED_DDL = (
+    "Blocked: this call mixes DDL ({ddl}) with data changes ({dml}). MySQL/MariaDB commit "
+    "DDL implicitly, so the data changes could not be rolled back with it. Send the DDL in a "
+    "call of its own, then the data changes."
+)
+NO_DDL_UNDO = "DDL cannot be undone (MySQL/MariaDB commit it implicitly)"
+
+
+def mixes_ddl_and_dml(classification: Classification) -> str | None:
+    """The refusal for a call holding both DDL and data changes, else None."""
+    ddl = [s.kind for s in classification.statements if s.risk is Risk.DDL]
+    dml = [s.kind for s in classification.statements if s.risk is Risk.WRITE]
+    if not ddl or not dml:
+        return None
+    return MIXED_DDL.format(ddl=", ".join(dict.fromkeys(ddl)), dml=", ".join(dict.fromkeys(dml)))
+
+
+async def approved_bounds(settings: Settings, pending: PendingApproval) -> tuple[int, ...]:
+    """The most rows each statement of an approved call may change."""
+    classification = await _off_the_loop(pending.sql, classify, pending.sql)
+    statements = [statement.text for statement in classification.statements]
+    approvals = settings.approvals
+    return bounds_for(
+        pending.impact,
+        statements,
+        margin=approvals.row_margin,
+        unknown=approvals.max_rows_unknown,
+    )
+
+
+async def mint_grant(
+    grants: Grants,
+    settings: Settings,
+    pending: PendingApproval,
+    scope: GrantScope,
+    approver: str,
+) -> None:
+    """The grant an approval gives: this SQL, this session, within the card's row counts."""
+    bounds = await approved_bounds(settings, pending)
+    await grants.mint(pending.session_id, pending.database, pending.sql, scope, approver, bounds)
+
+
+def _write_ahead_record(
+    context: ToolContext, db: Database, sql: str, claim: GrantClaim, transactional: bool
+) -> ExecutionRecord:
+    return ExecutionRecord(
+        id=uuid.uuid4().hex,
+        session_id=context.session_id,
+        database=db.config.name,
+        environment=db.config.environment.value,
+        sql=sql,
+        requester=context.requester.user_id,
+        approver=context.approver or claim.approver,
+        grant_id=claim.id,
+        transactional=transactional,
+        started_at=time.time(),
+    )
+
+
+async def run_approved(
+    context: ToolContext,
+    db: Database,
+    classification: Classification,
+    claim: GrantClaim,
+    *,
+    audit: Audit,
+    reply: Reply,
+    limit: int,
+) -> ToolReply:
+    executions = context.executions
+    if executions is None:  # fail closed: no write-ahead record, no change
+        await context.grants.release(claim.id)
+        return ToolReply("Error: the execution log is not available; not run")
+    ddl = any(statement.risk is Risk.DDL for statement in classification.statements)
+    record = _write_ahead_record(context, db, classification.sql, claim, not ddl)
+    run = _ApprovedRun(context, executions, record, claim, audit, classification)
+    await executions.begin(record)
+    await run.audit_sql("executing")
+    try:
+        if ddl:
+            texts = [statement.text for statement in classification.statements]
+            execution = await db.execute(texts, read_only=False, limit=limit)
+            done = BoundedRun(execution, (), NO_DDL_UNDO)
+        else:
+            done = await _run_dml(context, db, classification, claim, record, executions)
+    except CommitUnknown as exc:
+        return await run.unknown(exc)
+    except DbError as exc:
+        return await run.failed(exc, ddl)
+    except Exception:
+        await run.broke(ddl)
+        raise
+    return await run.finished(done, reply)
+
+
+class _ApprovedRun:
+    """How one approved execution ends: recorded, audited, its grant released or kept."""
+
+    def __init__(
+        self,
+        context: ToolContext,
+        executions: Executions,
+        record: ExecutionRecord,
+        claim: GrantClaim,
+        audit: Audit,
+        classification: Classification,
+    ) -> None:
+        self.context = context
+        self.executions = executions
+        self.record = record
+        self.claim = claim
+        self.audit = audit
+        self.classification = classification
+
+    async def audit_sql(self, outcome: str, **details: Any) -> None:
+        await self.audit(
+            risk=self.classification.risk.value,
+            sql=self.classification.sql,
+            outcome=outcome,
+            execution_id=self.record.id,
+            **details,
+        )
+
+    async def unknown(self, exc: CommitUnknown) -> ToolReply:
+        # The grant stays held: an unknown outcome is never run again on its own.
+        text = f"Error: {exc.message}; check the database before running it again"
+        await self.executions.finish(self.record.id, "outcome unknown")
+        await self.audit_sql("outcome unknown", error=exc.message)
+        return ToolReply(text, summary=text)
+
+    async def failed(self, exc: DbError, ddl: bool) -> ToolReply:
+        rolled_back = isinstance(exc, RolledBack)
+        outcome = "rolled back" if rolled_back else "error"
+        await self.executions.finish(self.record.id, outcome)
+        await self.context.grants.release(self.claim.id)
+        await self.audit_sql(outcome, error=exc.message, rows=_changed(exc.outcomes))
+        summary = exc.message if rolled_back else f"Error: {exc.message}"
+        if ddl and exc.outcomes:
+            summary += f" (the first {len(exc.outcomes)} statement(s) did run)"
+        content = summary if summary.startswith("Error:") else f"Error: {summary}"
+        return ToolReply(content, summary=summary)
+
+    async def broke(self, ddl: bool) -> None:
+        """A failure of ours. Before COMMIT, run_bounded rolled the transaction back; DDL, or a
+        failure around COMMIT, may have changed something: the record stays open, its grant
+        held, and a restart reports it."""
+        kept = await self.executions.get(self.record.id)
+        if ddl or kept is None or kept.phase is not Phase.EXECUTING:
+            return
+        await self.executions.finish(self.record.id, "error")
+        await self.context.grants.release(self.claim.id)
+        await self.audit_sql("error")
+
+    async def finished(self, done: BoundedRun, reply: Reply) -> ToolReply:
+        kept = await self.executions.get(self.record.id)
+        undo_id = None if kept is None or done.undo_reason else kept.undo_id
+        await self.executions.finish(self.record.id, "executed", undo_id)
+        await self.context.grants.release(self.claim.id)
+        statements = self.classification.statements
+        for statement, ran in zip(statements, done.execution.outcomes, strict=False):
+            rows = ran.result.row_count if ran.result is not None else ran.affected_rows
+            await self.audit(
+                risk=statement.risk.value,
+                sql=statement.text,
+                outcome="executed",
+                rows=rows,
+                duration_ms=ran.duration_ms,
+                execution_id=self.record.id,
+            )
+        answer = reply(done.execution)
+        return ToolReply(
+            answer.content,
+            result=answer.result,
+            summary=answer.summary,
+            undo_id=undo_id,
+            undo_reason="" if undo_id else done.undo_reason,
+        )
+
+
+async def _run_dml(
+    context: ToolContext,
+    db: Database,
+    classification: Classification,
+    claim: GrantClaim,
+    record: ExecutionRecord,
+    executions: Executions,
+) -> BoundedRun:
+    approvals = context.settings.approvals
+    texts = [statement.text for statement in classification.statements]
+    bounds: tuple[int | None, ...] = claim.bounds or bounds_for(
+        None, texts, margin=approvals.row_margin, unknown=approvals.max_rows_unknown
+    )
+
+    def plan() -> list[WriteStep]:
+        steps = []
+        for index, statement in enumerate(classification.statements):
+            if statement.risk is Risk.READ_ONLY:
+                steps.append(WriteStep(statement.text, None, None))
+                continue
+            bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
+            change = plan_row_change(statement.text, approvals.max_undo_rows)
+            steps.append(WriteStep(statement.text, bound, change))
+        return steps
+
+    steps = await _off_the_loop(classification.sql, plan)
+
+    async def before_commit(run: BoundedRun) -> None:
+        # The images first: after a stop during COMMIT, recovery compares the rows with them.
+        undo_id = await _keep_undo(executions, record, run)
+        await executions.committing(record.id, undo_id)
+
+    return await run_bounded(
+        db, steps, max_undo_rows=approvals.max_undo_rows, before_commit=before_commit
+    )
+
+
+# Parsing a short call takes well under a millisecond; a pasted script of thousands of rows
+# would hold the event loop, so long SQL is parsed on a worker thread.
+_PARSE_INLINE_CHARS = 4_000
+
+
+async def _off_the_loop(sql: str, work: Callable[..., T], *args: Any) -> T:
+    if len(sql) <= _PARSE_INLINE_CHARS:
+        return work(*args)
+    return await asyncio.to_thread(work, *args)
+
+
+async def _keep_undo(
+    executions: Executions, record: ExecutionRecord, done: BoundedRun
+) -> str | None:
+    if done.undo_reason or not done.images:
+        return None
+    undo = UndoRecord(
+        id=uuid.uuid4().hex,
+        execution_id=record.id,
+        session_id=record.session_id,
+        database=record.database,
+        sql=record.sql,
+        created_at=time.time(),
+        images=tuple(image.to_json() for image in done.images),
+    )
+    await executions.save_undo(undo)
+    return undo.id
+
+
+def _changed(outcomes: Any) -> int | None:
+    counts = [o.affected_rows for o in outcomes if o.affected_rows is not None]
+    return sum(counts) if counts else None

@@ -1,0 +1,316 @@
+"""Approved changes, bounded by what the approver saw: one transaction on one connection.
+
+Every statement of the call runs inside `START TRANSACTION … COMMIT`. A statement that changes
+more rows than its bound rolls the whole call back, and so does any failure: nothing is left
+half done. Before an UPDATE or DELETE runs, the rows it will change are read with
+`SELECT … FOR UPDATE` by its own WHERE (with the table's primary or unique key), and after
+it runs, the rows it wrote are read back by key: the before- and after-images Undo needs. An
+INSERT's rows are read back by key (the VALUES' literal keys, or LAST_INSERT_ID onwards for
+an auto-increment key). `before_commit` is awaited just before COMMIT is sent: until then a
+stopped bot leaves a transaction nobody will commit, which the server rolls back when the
+connection closes. It gets the images, so they are stored before COMMIT: after a stop in the
+COMMIT round trip, the rows tell whether it arrived.
+
+DDL never runs here: MySQL/MariaDB commit it implicitly, so it cannot be bounded or undone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from bot.db.images import Row, TableImage, TableMeta, table_meta
+from bot.db.impact_types import Impact, RowCount
+from bot.db.session import RawResult, Session
+from bot.db.types import DbError, Execution, StatementOutcome
+from bot.sql import undo as sql_undo
+from bot.sql.undo import RowChange, TableName
+
+if TYPE_CHECKING:
+    from bot.db.database import Database
+
+BeforeCommit = Callable[["BoundedRun"], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True)
+class WriteStep:
+    sql: str
+    max_rows: int | None  # None: not bounded (a read among the writes)
+    change: RowChange | None  # None: nothing to capture (a read)
+
+
+@dataclass(frozen=True, slots=True)
+class BoundedRun:
+    execution: Execution
+    images: tuple[TableImage, ...]
+    undo_reason: str  # empty when the images undo the whole call exactly
+
+
+class RolledBack(DbError):
+    """The call was rolled back; nothing it did remains. `outcomes` are the statements that
+    had run inside the transaction before it was rolled back."""
+
+
+class CommitUnknown(DbError):
+    """COMMIT was sent and no answer came back: the change may or may not be applied."""
+
+
+def bounds_for(
+    impact: Impact | None,
+    statements: Sequence[str],
+    *,
+    margin: int,
+    unknown: int,
+) -> tuple[int, ...]:
+    """The most rows each statement may change: what its card stated plus the margin, and
+    `unknown` where the card had no number (or no impact was computed)."""
+    stated = {} if impact is None else {i: s for i, s in enumerate(impact.statements)}
+    bounds = []
+    for index, sql in enumerate(statements):
+        statement = stated.get(index)
+        if statement is None or statement.sql.strip() != sql.strip():
+            bounds.append(unknown)  # the card did not state this statement
+        elif statement.rows is None or statement.count is RowCount.UNKNOWN:
+            bounds.append(unknown)
+        elif statement.count is RowCount.UP_TO:
+            # REPLACE and ON DUPLICATE KEY UPDATE: the server counts a replaced or updated
+            # row twice (delete + insert, or insert attempt + update).
+            bounds.append(2 * statement.rows + margin)
+        else:
+            bounds.append(statement.rows + margin)
+    return tuple(bounds)
+
+
+async def run_bounded(
+    database: Database,
+    steps: Sequence[WriteStep],
+    *,
+    max_undo_rows: int,
+    before_commit: BeforeCommit,
+) -> BoundedRun:
+    async with database.write_session() as session:
+        run = _Transaction(session, database, max_undo_rows)
+        await run.fetch("START TRANSACTION")
+        try:
+            for position, step in enumerate(steps, 1):
+                await run.step(position, len(steps), step)
+            await before_commit(run.result())
+        except BaseException as exc:
+            await run.rollback()
+            if isinstance(exc, DbError) and not isinstance(exc, RolledBack):
+                text = f"rolled back, nothing was changed: {exc.message}"
+                raise RolledBack(text, tuple(run.outcomes)) from None
+            raise
+        try:
+            await run.fetch("COMMIT")
+        except DbError as exc:
+            raise CommitUnknown(
+                f"COMMIT did not answer ({exc.message}): the change may or may not be applied",
+                tuple(run.outcomes),
+            ) from None
+    return run.result()
+
+
+class _Transaction:
+    def __init__(self, session: Session, database: Database, max_undo_rows: int) -> None:
+        self.session = session
+        self.database = database
+        self.cap = max_undo_rows
+        self.outcomes: list[StatementOutcome] = []
+        self.images: list[TableImage] = []
+        self.reasons: list[str] = []
+        self._schema: str | None = None
+
+    async def fetch(self, sql: str, args: Any = None, limit: int = 1) -> RawResult:
+        return await self.session.fetch(sql, args, limit=limit)
+
+    def result(self) -> BoundedRun:
+        execution = Execution(self.database.config.name, tuple(self.outcomes))
+        return BoundedRun(execution, tuple(self.images), next(iter(self.reasons), ""))
+
+    async def rollback(self) -> None:
+        if self.session.broken:
+            return  # the connection is closed: the server rolls back on its own
+        # Closing the connection without a COMMIT rolls back as well.
+        with contextlib.suppress(DbError):
+            await self.fetch("ROLLBACK")
+
+    async def step(self, position: int, total: int, step: WriteStep) -> None:
+        where = f"statement {position} of {total}: " if total > 1 else ""
+        capture = await self._before(step.change, where)
+        started = time.perf_counter()
+        try:
+            raw = await self.fetch(step.sql, limit=self.database.limits.max_rows)
+        except DbError as exc:
+            raise DbError(where + exc.message) from None
+        self.outcomes.append(self.database.outcome(step.sql, raw, started))
+        changed = raw.affected_rows or 0
+        if step.max_rows is not None and changed > step.max_rows:
+            raise RolledBack(
+                f"rolled back: {where}changed {_rows(changed)}, approved {step.max_rows}; "
+                "nothing was changed",
+                tuple(self.outcomes),
+            )
+        if capture is not None:
+            await self._after(step.change, capture, raw, where)
+
+    # -- images ---------------------------------------------------------------------------
+    async def _before(self, change: RowChange | None, where: str) -> _Capture | None:
+        if change is None:
+            return None
+        if not change.exact or change.table is None:
+            self.reasons.append(where + change.reason)
+            return None
+        assert change.table is not None
+        schema = change.table.schema or await self._current_schema()
+        meta = await table_meta(self.session, schema, change.table.name, change.kind)
+        if meta.reason:
+            self.reasons.append(where + meta.reason)
+            return None
+        if change.kind == "INSERT":
+            return _Capture(meta, (), ())
+        if change.kind == "UPDATE" and set(change.set_columns) & {k.lower() for k in meta.key}:
+            self.reasons.append(where + "it changes the table's key")
+            return None
+        raw = await self.fetch(change.locking_read or "", limit=self.cap + 1)
+        if len(raw.rows) > self.cap:
+            self.reasons.append(where + f"it changes more than {_rows(self.cap)} (the undo limit)")
+            return None
+        columns = raw.columns or ()
+        return _Capture(meta, columns, tuple(tuple(row) for row in raw.rows))
+
+    async def _after(
+        self, change: RowChange | None, capture: _Capture, raw: RawResult, where: str
+    ) -> None:
+        assert change is not None and change.table is not None
+        meta, table = capture.meta, change.table
+        changed = raw.affected_rows or 0
+        # The images must account for every row the server says changed: a LIMIT without
+        # ORDER BY, say, may pick other rows than the locking read did.
+        unaccounted = where + "the rows it changed are not the rows read before it ran"
+        if change.kind == "DELETE":
+            if changed != len(capture.before):
+                self.reasons.append(unaccounted)
+                return
+            self._keep(change, meta, capture.columns, capture.before, ())
+            return
+        if change.kind == "UPDATE":
+            if not capture.before:
+                if changed:
+                    self.reasons.append(unaccounted)
+                    return
+                self._keep(change, meta, capture.columns, (), ())
+                return
+            positions = [_position(capture.columns, k) for k in meta.key]
+            keys = [tuple(row[p] for p in positions) for row in capture.before]
+            after = await self.fetch(await _rows_by_key(table, meta.key, keys), limit=len(keys))
+            ordered = _by_key(after, meta.key, keys)
+            if ordered is None:
+                self.reasons.append(where + "its rows could not be read back by key")
+                return
+            if changed != sum(b != a for b, a in zip(capture.before, ordered, strict=True)):
+                self.reasons.append(unaccounted)
+                return
+            self._keep(change, meta, capture.columns, capture.before, ordered)
+            return
+        inserted = raw.affected_rows or 0
+        if inserted > self.cap:
+            self.reasons.append(where + f"it inserts more than {_rows(self.cap)} (the undo limit)")
+            return
+        literal_keys = sql_undo.insert_keys(change, meta.columns, meta.key)
+        if literal_keys is not None and len(literal_keys) == inserted:
+            sql = await _rows_by_key(table, meta.key, literal_keys, literal_keys=True)
+        elif meta.auto_increment and raw.last_insert_id and inserted:
+            step = await self._increment()
+            first = raw.last_insert_id
+            ids = [(first + n * step,) for n in range(inserted)]
+            sql = await _rows_by_key(table, meta.key, ids)
+        else:
+            self.reasons.append(where + "the keys of the inserted rows are not known")
+            return
+        rows = await self.fetch(sql, limit=max(inserted, 1))
+        if len(rows.rows) != inserted:
+            self.reasons.append(where + "the inserted rows could not be read back by key")
+            return
+        self._keep(change, meta, rows.columns or (), (), tuple(tuple(r) for r in rows.rows))
+
+    def _keep(
+        self,
+        change: RowChange,
+        meta: TableMeta,
+        columns: Sequence[str],
+        before: Sequence[Row],
+        after: Sequence[Row],
+    ) -> None:
+        assert change.table is not None
+        self.images.append(
+            TableImage(
+                kind=change.kind,
+                schema=change.table.schema,
+                table=change.table.name,
+                columns=tuple(columns) or meta.columns,
+                key=meta.key,
+                writable=tuple(c for c in meta.columns if c not in meta.generated),
+                comparable=tuple(c for c in meta.columns if c not in meta.floats),
+                before=tuple(before),
+                after=tuple(after),
+            )
+        )
+
+    async def _increment(self) -> int:
+        raw = await self.fetch("SELECT @@auto_increment_increment")
+        return int(raw.rows[0][0])
+
+    async def _current_schema(self) -> str:
+        if self._schema is None:
+            raw = await self.fetch("SELECT DATABASE()")
+            self._schema = str(raw.rows[0][0] or "")
+        return self._schema
+
+
+@dataclass(frozen=True, slots=True)
+class _Capture:
+    meta: TableMeta
+    columns: tuple[str, ...]
+    before: tuple[Row, ...]
+
+
+# Writing the SQL for a few hundred keys takes milliseconds; thousands go to a worker thread.
+_INLINE_KEYS = 200
+
+
+async def _rows_by_key(
+    table: TableName, key: Sequence[str], keys: Sequence[Any], *, literal_keys: bool = False
+) -> str:
+    """The locking read of rows by key (the rows a change wrote)."""
+
+    def build() -> str:
+        return sql_undo.rows_by_key(table, key, keys, lock=True, literal_keys=literal_keys)
+
+    return build() if len(keys) <= _INLINE_KEYS else await asyncio.to_thread(build)
+
+
+def _position(columns: Sequence[str], name: str) -> int:
+    lowered = [c.lower() for c in columns]
+    return lowered.index(name.lower())
+
+
+def _by_key(raw: RawResult, key: Sequence[str], keys: Sequence[Row]) -> tuple[Row, ...] | None:
+    """`raw`'s rows in the order of `keys`; None unless every key is there exactly once."""
+    columns = raw.columns or ()
+    positions = [_position(columns, k) for k in key]
+    found = {tuple(row[p] for p in positions): tuple(row) for row in raw.rows}
+    if len(found) != len(keys) or len(raw.rows) != len(keys):
+        return None
+    try:
+        return tuple(found[tuple(k)] for k in keys)
+    except KeyError:
+        return None
+
+
+def _rows(count: int) -> str:
+    return f"{count} row{'' if count == 1 else 's'}"
