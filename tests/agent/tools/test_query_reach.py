@@ -17,7 +17,6 @@ from bot.agent.tools import ApprovalRequired, ToolContext, ToolReply
 from bot.config import DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
 from bot.db.impact_types import RowCount
-from bot.sql.risk import classify
 from bot.state.audit import AuditLog
 from bot.state.executions import Executions
 from bot.state.grants import Grants, GrantScope
@@ -214,11 +213,6 @@ async def test_a_schema_differing_only_in_case_is_another_schema(
     assert await query(mysql_url, f"SELECT a FROM {UPPER}.t") == [(0,)]
 
 
-# Read confinement rests on the classifier naming what a statement reads.
-READS_REPORTED = bool(classify("SELECT 1 FROM t").statements[0].reads)
-
-
-@pytest.mark.skipif(not READS_REPORTED, reason="the classifier does not yet report reads")
 async def test_reads_stay_in_the_database_and_its_read_schemas(context: ToolContext) -> None:
     refused = await run(context, "SELECT * FROM mysql.user")
     assert isinstance(refused, ToolReply)
@@ -269,7 +263,6 @@ def test_a_pending_approval_stored_before_impacts_existed_still_loads() -> None:
     assert PendingApproval.from_json(json.loads(json.dumps(loaded.to_json()))) == loaded
 
 
-@pytest.mark.skipif(not READS_REPORTED, reason="the classifier does not yet report reads")
 async def test_a_view_over_another_schema_is_neither_read_nor_written_through(
     context: ToolContext, home: str, mysql_url: str
 ) -> None:
