@@ -111,6 +111,17 @@ TURN: contextvars.ContextVar[TurnClock | None] = contextvars.ContextVar("turn", 
 TURNS: list[TurnClock] = []
 ANSWERS: dict[str, int] = {}  # thread ts → answers posted there
 SLACK_CALLS: list[str] = []
+STREAMS: dict[str, str] = {}  # a streamed message's ts → its thread's ts
+
+
+def _streams_answer(sent: dict[str, Any]) -> bool:
+    chunks = sent.get("chunks") or []
+    if isinstance(chunks, str):
+        chunks = json.loads(chunks)
+    return any(
+        chunk.get("type") == "markdown_text" and str(chunk.get("text")).startswith("Answer to")
+        for chunk in chunks
+    )
 
 
 async def _timed(function: Callable[[], Awaitable[Any]], *, slack: bool) -> Any:
@@ -138,7 +149,13 @@ def instrument(app: AsyncApp, model: ModelClient) -> None:
         sent = kwargs.get("json") or {}
         if api_method == "chat.postMessage" and str(sent.get("text")).startswith("Answer to"):
             ANSWERS[sent["thread_ts"]] = ANSWERS.get(sent["thread_ts"], 0) + 1
-        return await _timed(lambda: api_call(api_method, **kwargs), slack=True)
+        if api_method == "chat.stopStream" and _streams_answer(sent):  # streamed answers
+            thread_ts = STREAMS.get(str(sent.get("ts")), "")
+            ANSWERS[thread_ts] = ANSWERS.get(thread_ts, 0) + 1
+        response = await _timed(lambda: api_call(api_method, **kwargs), slack=True)
+        if api_method == "chat.startStream":
+            STREAMS[str(response.get("ts"))] = str(sent.get("thread_ts"))
+        return response
 
     async def timed_upload(*args: Any, **kwargs: Any) -> Any:
         return await _timed(lambda: upload(*args, **kwargs), slack=True)
