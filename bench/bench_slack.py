@@ -63,7 +63,7 @@ from bot.config import DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.state.store import StateStore
+from bot.state import open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
@@ -280,7 +280,9 @@ class Bench:
         self.model_client = model_client
 
     async def start(self) -> None:
-        self.store = await StateStore.open(self.state)
+        self.store = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         model: ModelClient
         if self.model_client == "aiohttp":
@@ -290,7 +292,7 @@ class Bench:
         self.model = model
         agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.store,
             databases=self.registry,
             model=model,
             skills=Skills.load(),
@@ -483,7 +485,7 @@ GROUPS = (
     ("pydantic, typing", ("pydantic", "typing")),
     ("SQL classifier (bot/sql, sqlglot)", ("bot/sql/", "sqlglot")),
     ("database (bot/db, asyncmy)", ("bot/db/", "asyncmy/")),
-    ("guard, state store", ("bot/guard", "bot/state/", "sqlitedict")),
+    ("guard, state store", ("bot/guard", "bot/state/", "sqlite3")),
     ("aiohttp (event server, Slack and model HTTP)", ("aiohttp/", "multidict/", "yarl/")),
     ("asyncio (the event loop's own work)", ("asyncio/", "selectors")),
     ("json", ("json/",)),

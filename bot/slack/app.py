@@ -17,7 +17,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import ConfigError, Settings
 from bot.slack import listeners
 from bot.slack.services import CONTEXT_KEY, Services
-from bot.state.store import StateStore
+from bot.state import State
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -70,14 +70,14 @@ def make_client(
 def build_app(
     settings: Settings,
     agent: Agent,
-    store: StateStore,
+    state: State,
     client: AsyncWebClient | None = None,
 ) -> AsyncApp:
     """The Bolt app. Events are acknowledged before any work (process_before_response is
     off) and the work runs in per-thread queues; HTTP requests are signature-checked."""
     client = client or make_client(settings)
     secret = settings.slack_signing_secret
-    services = Services.create(settings, agent, store, client)
+    services = Services.create(settings, agent, state, client)
     app = AsyncApp(
         name="dbagent",
         client=client,

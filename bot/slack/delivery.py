@@ -32,6 +32,7 @@ from bot.slack.blocks.messages import answer_message, error_message
 from bot.slack.blocks.result_table import DEFAULT_PREVIEW_ROWS, result_message
 from bot.slack.blocks.working import stopped_message
 from bot.slack.sessions import Thread
+from bot.state import StateError
 
 if TYPE_CHECKING:
     from bot.slack.live import LiveProgress
@@ -208,6 +209,9 @@ async def answer_in_thread(
     before = _OpenBefore.of(services, session) if replier is not None else None
     try:
         outcome = await run
+    except StateError as exc:  # the person can act on it (or tell who can)
+        log.error("%s in %s failed: %s", what, session, exc)
+        outcome = Failed(f"I could not save this conversation, so I stopped: {exc}")
     except Exception:
         log.exception("%s in %s failed", what, session)
         outcome = Failed(UNEXPECTED)

@@ -24,9 +24,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import ConfigError, Settings
 from bot.slack import recovery
 from bot.slack.app import build_app, make_client, services_of_app
-from bot.slack.proposals import Proposals
-from bot.slack.sessions import Dedupe
-from bot.state.store import StateStore
+from bot.state import State, open_state
+from bot.workers import WORKER_ENV
 
 if TYPE_CHECKING:
     from bot.agent import Agent, ModelClient
@@ -36,7 +35,6 @@ log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/health"
-PRUNE_EVERY_S = 3600.0
 SHUTDOWN_GRACE_S = 10.0
 MAX_BODY_BYTES = 1024 * 1024
 
@@ -65,7 +63,11 @@ def build_web_app(app: AsyncApp) -> web.Application:
         response = await app.async_dispatch(bolt_request)
         return await to_aiohttp_response(response)
 
+    state = services_of_app(app).state
+
     async def health(request: web.Request) -> web.StreamResponse:
+        if not state.healthy:  # it cannot write: events would be dropped
+            return web.json_response({"ok": False, "state": state.last_error}, status=503)
         return web.json_response({"ok": True})
 
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
@@ -89,22 +91,8 @@ def _check_credentials(settings: Settings) -> None:
         )
 
 
-async def _prune_forever(dedupe: Dedupe, proposals: Proposals) -> None:
-    while True:
-        try:
-            dropped = await dedupe.prune()
-            if dropped:
-                log.info("forgot %d old Slack deliveries", dropped)
-            dropped = await proposals.prune()
-            if dropped:
-                log.info("forgot the SQL behind %d old Run buttons", dropped)
-        except Exception:
-            log.exception("pruning seen Slack deliveries or old proposals failed")
-        await asyncio.sleep(PRUNE_EVERY_S)
-
-
 async def _build_agent(
-    settings: Settings, store: StateStore
+    settings: Settings, state: State
 ) -> tuple[Agent, DatabaseRegistry, ModelClient]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
     from bot.agent import Agent
@@ -116,7 +104,7 @@ async def _build_agent(
     model = build_model_client(settings)
     agent = Agent(
         settings=settings,
-        store=store,
+        state=state,
         databases=databases,
         model=model,
         skills=Skills.load(),
@@ -157,7 +145,7 @@ def _forget_signals() -> None:
 async def serve(settings: Settings) -> None:
     """Serve Slack until SIGTERM or SIGINT. Missing credentials raise ConfigError."""
     _check_credentials(settings)
-    store = await StateStore.open(settings.dbagent_state_dir)
+    state = await open_state(settings)
     session = aiohttp.ClientSession()
     databases: DatabaseRegistry | None = None
     model: ModelClient | None = None
@@ -165,16 +153,14 @@ async def serve(settings: Settings) -> None:
     socket_handler = None
     stop = asyncio.Event()
     _stop_on_signals(stop)
-    pruner: asyncio.Task[None] | None = None
     app: AsyncApp | None = None
     try:
-        agent, databases, model = await _build_agent(settings, store)
+        agent, databases, model = await _build_agent(settings, state)
         client = make_client(settings, session=session)
         await _verify_bot_token(client)
-        app = build_app(settings, agent, store, client)
-        services = services_of_app(app)
-        recovery.take_up(services, await agent.recover())
-        pruner = asyncio.create_task(_prune_forever(services.dedupe, services.proposals))
+        app = build_app(settings, agent, state, client)
+        recovery.take_up(services_of_app(app), await agent.recover())
+        state.start_pruning()
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -192,7 +178,9 @@ async def serve(settings: Settings) -> None:
             runner = web.AppRunner(build_web_app(app), access_log=None)
             await runner.setup()
             try:
-                await web.TCPSite(runner, "0.0.0.0", settings.port).start()
+                # Workers of `serve --workers N` share the port (the kernel spreads requests).
+                shared = WORKER_ENV in os.environ
+                await web.TCPSite(runner, "0.0.0.0", settings.port, reuse_port=shared).start()
             except OSError as exc:
                 reason = os.strerror(exc.errno) if exc.errno else str(exc)
                 raise ConfigError(
@@ -209,8 +197,6 @@ async def serve(settings: Settings) -> None:
             await socket_handler.close_async()
         if runner is not None:
             await runner.cleanup()
-        if pruner is not None:
-            pruner.cancel()
         if app is not None:
             queues = services_of_app(app).queues
             try:
@@ -223,4 +209,4 @@ async def serve(settings: Settings) -> None:
         if model is not None:
             await model.close()
         await session.close()
-        await store.close()
+        await state.close()

@@ -2,8 +2,8 @@
 
 A session is a thread: "team:channel:thread_ts". Slack may deliver one message several
 times (retries after a slow ack, and a mention arrives as both `app_mention` and
-`message`), so every delivery is claimed in the persisted `seen_events` table under its
-event id and under its channel+ts: only the first claim proceeds, also across restarts.
+`message`), so every delivery is claimed in the state's seen events under its event id
+and under its channel+ts: only the first claim proceeds, also across restarts.
 Clicks and form submissions are claimed there too, so a replayed payload does nothing.
 """
 
@@ -11,18 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.state.store import StateStore, Table
+from bot.state.seen_events import SeenEvents
+from bot.state.sessions import Sessions as SessionRecords
 
 log = logging.getLogger(__name__)
-
-SEEN_EVENTS = "seen_events"
-# Slack retries for about an hour at most; a day of memory is plenty.
-SEEN_EVENTS_TTL_S = 24 * 3600
 
 
 def session_id(team: str, channel: str, thread_ts: str) -> str:
@@ -48,47 +44,23 @@ class Thread:
 
 
 class Dedupe:
-    def __init__(self, store: StateStore, clock: Callable[[], float] = time.time) -> None:
-        self._store = store
-        self._clock = clock
+    """Seen events are forgotten after `[retention] seen_events_days` (Slack retries for
+    about an hour at most)."""
+
+    def __init__(self, seen: SeenEvents) -> None:
+        self._seen = seen
 
     async def first_delivery(self, event_id: str | None, channel: str, ts: str) -> bool:
         """Claim a delivery; False when this event, or this message, was seen before."""
-        now = self._clock()
-        keys = [f"message:{channel}:{ts}"]
+        names = [f"message:{channel}:{ts}"]
         if event_id:
-            keys.insert(0, f"event:{event_id}")
-
-        def claim(table: Table) -> bool:
-            # One transaction: the check and the claim of both keys are atomic.
-            if any(key in table for key in keys):
-                return False
-            for key in keys:
-                table[key] = now
-            return True
-
-        return await self._store.transact(SEEN_EVENTS, claim)
+            names.insert(0, f"event:{event_id}")
+        return await self._seen.claim(*names)  # one atomic check-and-mark of both
 
     async def first_interaction(self, key: str) -> bool:
         """Claim a click or a form submission by its key (Slack's trigger id, the action's
         time, who clicked); False when this very payload was seen before (a replay)."""
-        return await self._store.add_if_absent(SEEN_EVENTS, f"interaction:{key}", self._clock())
-
-    async def prune(self, older_than_s: float = SEEN_EVENTS_TTL_S) -> int:
-        """Forget deliveries older than `older_than_s`; returns how many were dropped."""
-        cutoff = self._clock() - older_than_s
-
-        def drop(table: Table) -> int:
-            stale = [
-                key
-                for key, seen in table.items()
-                if not isinstance(seen, int | float) or seen < cutoff
-            ]
-            for key in stale:
-                table.pop(key)
-            return len(stale)
-
-        return await self._store.transact(SEEN_EVENTS, drop)
+        return await self._seen.claim(f"interaction:{key}")
 
 
 Job = Callable[[], Awaitable[None]]
@@ -159,12 +131,12 @@ class SessionQueues:
 class KnownSessions:
     """Which threads the bot takes part in, so a reply there needs no new mention.
 
-    Remembered in memory as sessions start here, and looked up in the store (the agent's
-    `sessions` table) for threads from before a restart.
+    Remembered in memory as sessions start here, and looked up among the stored sessions
+    for threads from before a restart (or started on another replica).
     """
 
-    def __init__(self, store: StateStore) -> None:
-        self._store = store
+    def __init__(self, sessions: SessionRecords) -> None:
+        self._sessions = sessions
         self._known: set[str] = set()
 
     def add(self, session: str) -> None:
@@ -174,7 +146,7 @@ class KnownSessions:
         if session in self._known:
             return True
         # A membership test: the session itself (its whole history) is not decoded.
-        if await self._store.transact("sessions", lambda table: session in table):
+        if await self._sessions.exists(session):
             self._known.add(session)
             return True
         return False

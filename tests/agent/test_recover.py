@@ -13,11 +13,14 @@ from bot.agent import (
     AwaitingApproval,
     Failed,
     Interrupted,
+    RunInterrupted,
     RunResumable,
     SessionStatus,
 )
 from bot.agent.loop import open_calls
+from bot.agent.runs import INTERRUPTED_CALL
 from bot.config import Mode
+from bot.state.grants import GrantScope
 from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, AgentFactory, query
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 
@@ -116,22 +119,25 @@ async def test_a_run_interrupted_during_an_approved_change_is_reported_not_resum
     await crash(approval)
 
     restarted = await make_agent(recover=False)
-    (found,) = await restarted.recover()  # one report: the change's write-ahead record
-    assert isinstance(found, Interrupted) and found.session_id == SESSION
+    # Reported once: by the change's write-ahead record when the statement was sent, else
+    # (stopped while its impact was still being read) as a run interrupted during a change.
+    (found,) = await restarted.recover()
+    assert isinstance(found, Interrupted | RunInterrupted) and found.session_id == SESSION
     assert found.sql == SLOW_WRITE and found.database == STAGING
     session = await restarted.session(SESSION)
     assert session is not None
     assert session.status is SessionStatus.INTERRUPTED
     assert open_calls(session.messages) == []
-    assert session.messages[-1]["content"] == f"Error: {found.text}"
+    told = f"Error: {found.text}" if isinstance(found, Interrupted) else INTERRUPTED_CALL
+    assert session.messages[-1]["content"] == told
     assert isinstance(await restarted.resume(SESSION), Failed)  # never re-run on its own
     assert await restarted.recover() == []  # reported once
 
-    model_server.script(say("It was not applied; ask again if needed."))
+    model_server.script(say("Check the totals before asking again."))
     after = await restarted.handle_message(
         SESSION, "did it run?", requester=REQUESTER, mode=Mode.AGENT
     )
-    assert after == Answer(text="It was not applied; ask again if needed.")
+    assert after == Answer(text="Check the totals before asking again.")
 
 
 async def test_sessions_waiting_for_a_person_are_not_runs_to_recover(
@@ -145,3 +151,20 @@ async def test_sessions_waiting_for_a_person_are_not_runs_to_recover(
     assert await restarted.recover() == []
     session = await restarted.session(SESSION)
     assert session is not None and session.status is SessionStatus.AWAITING_APPROVAL
+
+
+async def test_a_change_run_on_a_thread_grant_is_known_outstanding_after_a_crash(
+    make_agent: AgentFactory, model_server: FakeModelServer, shop_url: str
+) -> None:
+    agent = await make_agent()
+    # An approver allowed this statement for the whole thread earlier on.
+    await agent.grants.mint(SESSION, STAGING, SLOW_WRITE, GrantScope.THREAD, APPROVER)
+    model_server.script(calls(call("execute_query", {"database": STAGING, "sql": SLOW_WRITE})))
+    run = ask(agent, "again, please")  # runs at once: the thread grant allows it
+    await wait_for(lambda: statement_running(shop_url))
+    await crash(run)
+
+    restarted = await make_agent(recover=False)
+    (found,) = await restarted.recover()  # reported once, never resumed
+    assert isinstance(found, Interrupted | RunInterrupted) and found.sql == SLOW_WRITE
+    assert isinstance(await restarted.resume(SESSION), Failed)

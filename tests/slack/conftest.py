@@ -32,7 +32,7 @@ from bot.db import DatabaseRegistry
 from bot.slack import recovery
 from bot.slack.app import build_app, make_client, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.state.store import StateStore
+from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
@@ -174,7 +174,7 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
-        self.store: StateStore | None = None
+        self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
         self.app: AsyncApp | None = None
@@ -184,12 +184,14 @@ class SlackHarness:
         self.url = ""
 
     async def start(self) -> SlackHarness:
-        self.store = await StateStore.open(self.state_dir)
+        self.state = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state_dir})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         self.model_client = build_model_client(self.settings)
         self.agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.state,
             databases=self.registry,
             model=self.model_client,
             skills=Skills.load(),
@@ -197,7 +199,7 @@ class SlackHarness:
         recovered = await self.agent.recover()
         self.session = aiohttp.ClientSession()
         client = make_client(self.settings, session=self.session)
-        self.app = build_app(self.settings, self.agent, self.store, client)
+        self.app = build_app(self.settings, self.agent, self.state, client)
         recovery.take_up(services_of_app(self.app), recovered)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
@@ -214,9 +216,9 @@ class SlackHarness:
             await self.model_client.close()
         if self.registry is not None:
             await self.registry.close()
-        if self.store is not None:
-            await self.store.close()
-        self.app = self._runner = self.session = self.registry = self.store = None
+        if self.state is not None:
+            await self.state.close()
+        self.app = self._runner = self.session = self.registry = self.state = None
 
     async def idle(self) -> None:
         """Wait until every queued run has finished."""

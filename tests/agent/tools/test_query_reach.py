@@ -17,10 +17,8 @@ from bot.agent.tools import ApprovalRequired, ToolContext, ToolReply
 from bot.config import DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
 from bot.db.impact_types import RowCount
-from bot.state.audit import AuditLog
-from bot.state.executions import Executions
-from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore
+from bot.state import State, open_state
+from bot.state.grants import GrantScope
 from tests.agent.support import APPROVER, REQUESTER, SESSION, call_tool, query, run_statements
 from tests.fakes.model_server import FakeModelServer, call, calls
 from tests.schemas import run_schema
@@ -72,7 +70,7 @@ def settings(model_server: FakeModelServer, home: str, mysql_url: str) -> Settin
 
 
 @pytest.fixture
-async def context(store: StateStore, settings: Settings) -> AsyncIterator[ToolContext]:
+async def context(state: State, settings: Settings) -> AsyncIterator[ToolContext]:
     registry = DatabaseRegistry(settings.databases, settings.limits)
     yield ToolContext(
         session_id=SESSION,
@@ -81,20 +79,22 @@ async def context(store: StateStore, settings: Settings) -> AsyncIterator[ToolCo
         settings=settings,
         databases=registry,
         skills=Skills.load(),
-        grants=Grants(store, settings.limits),
-        audit=AuditLog(store),
-        executions=Executions(store),
+        grants=state.grants,
+        audit=state.audit,
+        executions=state.executions,
     )
     await registry.close()
 
 
 @pytest.fixture
 async def agent(settings: Settings, tmp_path: Path) -> AsyncIterator[Agent]:
-    store = await StateStore.open(tmp_path / "agent-state")
+    store = await open_state(
+        settings.model_copy(update={"dbagent_state_dir": tmp_path / "agent-state"})
+    )
     registry = DatabaseRegistry(settings.databases, settings.limits)
     model = build_model_client(settings, stream=False)
     yield Agent(
-        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+        settings=settings, state=store, databases=registry, model=model, skills=Skills.load()
     )
     await model.close()
     await registry.close()
@@ -275,7 +275,7 @@ async def test_a_view_over_another_schema_is_neither_read_nor_written_through(
 
 
 async def test_a_write_is_not_run_when_the_server_cannot_say_what_it_reaches(
-    store: StateStore, settings: Settings
+    state: State, settings: Settings
 ) -> None:
     gone = DatabaseConfig(
         name="gone", url="mysql://root@127.0.0.1:1/nowhere", environment="staging"
@@ -288,8 +288,8 @@ async def test_a_write_is_not_run_when_the_server_cannot_say_what_it_reaches(
         settings=settings,
         databases=registry,
         skills=Skills.load(),
-        grants=Grants(store, settings.limits),
-        audit=AuditLog(store),
+        grants=state.grants,
+        audit=state.audit,
     )
     try:
         reply = await run(context, "UPDATE t SET a = 1", database="gone")

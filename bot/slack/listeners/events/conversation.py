@@ -14,6 +14,7 @@ from bot.slack.live import LiveProgress
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
 from bot.slack.streamed import deliver_streamed
+from bot.state import StateError
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +74,12 @@ def question_text(text: str, bot_user_id: str | None) -> str:
 async def accept(services: Services, incoming: Incoming, bot_user_id: str | None) -> None:
     """Take a delivered message: drop repeats, answer the trivial at once, queue the rest."""
     thread = incoming.thread
-    if not await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts):
+    try:
+        first = await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts)
+    except StateError as exc:  # not even the delivery can be recorded: say why
+        await delivery.post_error(services.client, thread, f"I cannot take messages now: {exc}")
+        return
+    if not first:
         log.info("duplicate delivery of %s in %s ignored", incoming.ts, thread.channel)
         return
     if not incoming.is_dm:

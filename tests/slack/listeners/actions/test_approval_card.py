@@ -7,7 +7,7 @@ import copy
 import json
 
 from tests.fakes.model_server import call, calls, say
-from tests.fakes.slack_server import Message
+from tests.fakes.slack_server import TEAM_ID, Message
 from tests.slack.conftest import (
     APPROVER,
     ASKER,
@@ -243,15 +243,14 @@ async def test_an_expired_card_runs_nothing_and_loses_its_buttons(harness: Slack
     harness.model.script(write(), say("Paid."))
     thread_ts, _ = await harness.mention("mark order 11 as paid")
     card = await harness.wait_for_card(thread_ts)
-    assert harness.agent is not None and harness.store is not None
-    (pending_id,) = [key for key, _ in await harness.store.items("pending")]
-
-    def older(table) -> None:
-        record = table.get(pending_id)
-        record["created_at"] -= harness.settings.limits.approval_ttl_s + 1
-        table[pending_id] = record
-
-    await harness.store.transact("pending", older)
+    assert harness.agent is not None and harness.state is not None
+    session = await harness.agent.session(f"{TEAM_ID}:{CHANNEL}:{thread_ts}")
+    assert session is not None and session.pending_id is not None
+    # As if it were posted a day ago: the same record, older.
+    record = await harness.state.pending.claim(session.pending_id)
+    assert record is not None
+    record["created_at"] -= harness.settings.limits.approval_ttl_s + 1
+    await harness.state.pending.add(record)
     await harness.click("approve_once", card, user=APPROVER)
     (note,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
     assert "expired" in note.text
