@@ -48,7 +48,7 @@ from bot.agent import Agent, Answer, Requester, Skills, build_model_client
 from bot.agent.sessions import Session
 from bot.config import DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
-from bot.state.store import StateStore
+from bot.state import open_state
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 
 SCHEMA = "dbagent_bench_turns"
@@ -120,12 +120,14 @@ class Bench:
         self.exchange: list[dict[str, Any]] = []
 
     async def start(self) -> None:
-        self.store = await StateStore.open(self.state)
+        self.store = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         self.model = build_model_client(self.settings)
         self.agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.store,
             databases=self.registry,
             model=self.model,
             skills=Skills.load(),
