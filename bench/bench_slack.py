@@ -61,8 +61,9 @@ from bot.agent.streaming import read_stream, turn_from_completion
 from bot.agent.turns import JsonObject, ModelTurn
 from bot.config import DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
-from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
+from bot.slack.web_api import ChannelPacer, api_session, make_client
 from bot.state import open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
@@ -111,17 +112,6 @@ TURN: contextvars.ContextVar[TurnClock | None] = contextvars.ContextVar("turn", 
 TURNS: list[TurnClock] = []
 ANSWERS: dict[str, int] = {}  # thread ts → answers posted there
 SLACK_CALLS: list[str] = []
-STREAMS: dict[str, str] = {}  # a streamed message's ts → its thread's ts
-
-
-def _streams_answer(sent: dict[str, Any]) -> bool:
-    chunks = sent.get("chunks") or []
-    if isinstance(chunks, str):
-        chunks = json.loads(chunks)
-    return any(
-        chunk.get("type") == "markdown_text" and str(chunk.get("text")).startswith("Answer to")
-        for chunk in chunks
-    )
 
 
 async def _timed(function: Callable[[], Awaitable[Any]], *, slack: bool) -> Any:
@@ -144,17 +134,25 @@ def instrument(app: AsyncApp, model: ModelClient) -> None:
     upload = client._upload_file
     complete = model.complete
 
+    streams: dict[str, str] = {}  # a streamed message's ts → its thread
+
+    def answered(thread_ts: str) -> None:
+        ANSWERS[thread_ts] = ANSWERS.get(thread_ts, 0) + 1
+
     async def timed_api_call(api_method: str, **kwargs: Any) -> Any:
         SLACK_CALLS.append(api_method)
         sent = kwargs.get("json") or {}
         if api_method == "chat.postMessage" and str(sent.get("text")).startswith("Answer to"):
-            ANSWERS[sent["thread_ts"]] = ANSWERS.get(sent["thread_ts"], 0) + 1
-        if api_method == "chat.stopStream" and _streams_answer(sent):  # streamed answers
-            thread_ts = STREAMS.get(str(sent.get("ts")), "")
-            ANSWERS[thread_ts] = ANSWERS.get(thread_ts, 0) + 1
+            answered(sent["thread_ts"])
         response = await _timed(lambda: api_call(api_method, **kwargs), slack=True)
+        # A run that streamed its steps ends its stream with the answer's text.
         if api_method == "chat.startStream":
-            STREAMS[str(response.get("ts"))] = str(sent.get("thread_ts"))
+            streams[str(response.get("ts"))] = sent["thread_ts"]
+        if api_method == "chat.stopStream":
+            texts = [str(chunk.get("text")) for chunk in sent.get("chunks") or ()]
+            thread_ts = streams.get(str(sent.get("ts")))
+            if thread_ts and any(text.startswith("Answer to") for text in texts):
+                answered(thread_ts)
         return response
 
     async def timed_upload(*args: Any, **kwargs: Any) -> Any:
@@ -297,10 +295,13 @@ class Bench:
             model=model,
             skills=Skills.load(),
         )
-        self.session = aiohttp.ClientSession()
-        self.app = build_app(
-            self.settings, agent, self.store, make_client(self.settings, session=self.session)
-        )
+        self.session = api_session()
+        # All threads share one channel, where Slack would allow about one post a second:
+        # the bot's own pacing is lifted here (the fake Slack has no such limit), since this
+        # measures the bot's overhead, not Slack's rate (tests/slack/test_web_api.py does).
+        unpaced = ChannelPacer(rate=10_000.0, burst=10_000)
+        client = make_client(self.settings, session=self.session, pacer=unpaced)
+        self.app = build_app(self.settings, agent, self.store, client)
         instrument(self.app, model)
         web_app = build_web_app(self.app)
         web_app.middlewares.append(start_turn)

@@ -1,17 +1,23 @@
-"""After a restart, every run the last process left going is taken up in its thread: resumed
-when going on cannot repeat a change (it was reading or thinking), or the thread is told it
-was interrupted, what was running and what to do (an approved change cut off while it ran:
-what its write-ahead record says of its outcome). Each goes through the thread's queue, so a
-message that arrives meanwhile waits its turn."""
+"""At start, what the last process left going is taken up in its thread, plainly.
+
+- An approved change it stopped while it ran (`Interrupted`): what was running, where, that
+  it may or may not have been applied, and how to check (the agent's words). Never re-run.
+- A run cut off while it was reading or thinking (`RunResumable`): resumed in its thread.
+- A run cut off while a call that may change data was outstanding, with no write-ahead
+  record of it (`RunInterrupted`): what was running and what to check. Never re-run.
+
+Resumed runs and reports of cut-off runs go through the thread's queue, so a message that
+arrives meanwhile waits its turn."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from bot.agent.outcomes import Interrupted, Recovered, RunInterrupted, RunResumable
-from bot.slack import delivery, mrkdwn
+from bot.slack import delivery, mrkdwn, outcome
+from bot.slack.blocks.common import markdown_section
 from bot.slack.blocks.messages import answer_message
 from bot.slack.sessions import Job, Thread
 from bot.slack.status_line import StatusLine
@@ -24,7 +30,29 @@ log = logging.getLogger(__name__)
 _SQL_CHARS = 2_400  # of the statement shown; a section holds 3,000
 
 
-def interrupted_message(item: RunInterrupted) -> str:
+def interrupted_message(text: str) -> dict[str, Any]:
+    body = mrkdwn.truncate(f":warning: {mrkdwn.shown(text)}", 2_900)[0]
+    return {"text": body, "blocks": [markdown_section(body)]}
+
+
+async def tell_interrupted(services: Services, interrupted: Iterable[Recovered]) -> int:
+    """Post each interrupted change's account in its thread; returns how many were told."""
+    told = 0
+    for item in interrupted:
+        if not isinstance(item, Interrupted):
+            continue  # runs cut off: `take_up`
+        try:
+            thread = Thread.from_session_id(item.session_id)
+        except ValueError:
+            log.warning("interrupted change without a Slack thread (%s)", item.session_id)
+            continue
+        message = interrupted_message(item.text)
+        if await delivery.post(services.client, thread, message) is not None:
+            told += 1
+    return told
+
+
+def run_interrupted_message(item: RunInterrupted) -> str:
     sql, _ = mrkdwn.truncate(mrkdwn.code_text(item.sql), _SQL_CHARS)
     asker = f"<@{mrkdwn.escape(item.requester)}> " if item.requester else ""
     return (
@@ -35,28 +63,20 @@ def interrupted_message(item: RunInterrupted) -> str:
 
 
 def take_up(services: Services, recovered: Sequence[Recovered]) -> None:
-    """Queue each recovered run in its thread (runs of other adapters are left alone)."""
+    """Queue each run cut off in its thread: resumed, or reported (runs of other adapters,
+    and the changes `tell_interrupted` tells, are left alone)."""
     for item in recovered:
+        if isinstance(item, Interrupted):
+            continue
         try:
             thread = Thread.from_session_id(item.session_id)
         except ValueError:
             continue  # not a Slack thread (a console session)
         if isinstance(item, RunInterrupted):
-            message = interrupted_message(item)
-            services.queues.submit(thread.session_id, _tell(services, thread, message))
-        elif isinstance(item, Interrupted):
-            message = change_message(item)
-            services.queues.submit(thread.session_id, _tell(services, thread, message))
+            job = _tell(services, thread, run_interrupted_message(item))
+            services.queues.submit(thread.session_id, job)
         elif isinstance(item, RunResumable):
             services.queues.submit(thread.session_id, _resume(services, thread))
-    if recovered:
-        log.info("taking up %d interrupted run(s)", len(recovered))
-
-
-def change_message(item: Interrupted) -> str:
-    text, _ = mrkdwn.truncate(mrkdwn.escape(item.text), _SQL_CHARS + 500)
-    asker = f"<@{mrkdwn.escape(item.requester)}> " if item.requester else ""
-    return f"{asker}{text}"
 
 
 def _tell(services: Services, thread: Thread, text: str) -> Job:
@@ -70,6 +90,6 @@ def _resume(services: Services, thread: Thread) -> Job:
     async def job() -> None:
         status = StatusLine(services.client, thread, grace_s=services.status_grace_s)
         run = services.agent.resume(thread.session_id, progress=status.step)
-        await delivery.answer_in_thread(services, thread, status, run, what="resumed run")
+        await outcome.answer_in_thread(services, thread, status, run, what="resumed run")
 
     return job

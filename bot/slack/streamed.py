@@ -11,6 +11,7 @@ from bot.slack import delivery, strings
 from bot.slack.blocks.common import person
 from bot.slack.blocks.working import stopped_message
 from bot.slack.live import LiveProgress
+from bot.slack.outcome import Delivered, deliver
 from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 async def deliver_streamed(
     services: Services, thread: Thread, status: LiveProgress, outcome: Outcome
-) -> delivery.Delivered:
+) -> Delivered:
     """End the run's stream with the answer's text (unless its SQL blocks need Run
     buttons, which only a posted message carries), then post the rest as usual. A
     stopped run says who stopped it, and nothing else."""
@@ -31,7 +32,7 @@ async def deliver_streamed(
             await delivery.post_results(
                 services.client, thread, outcome.results, services.settings.slack.preview_rows
             )
-        return delivery.Delivered()
+        return Delivered()
     if isinstance(outcome, Failed):
         await status.fail(outcome.message)
         shown = False
@@ -41,12 +42,8 @@ async def deliver_streamed(
         )
         proposes_sql = bool(found)
         waiting = strings.STEP_APPROVAL if isinstance(outcome, AwaitingApproval) else None
-        shown = await status.finish("" if proposes_sql else outcome.text, waiting=waiting)
-    return await delivery.deliver(
-        services.client,
-        thread,
-        outcome,
-        proposals=services.proposals,
-        preview_rows=services.settings.slack.preview_rows,
-        text_shown=shown,
-    )
+        # Text with Run buttons, or longer than an answer may be, is posted by deliver.
+        too_long = len(outcome.text) > services.settings.slack.max_answer_chars
+        streamed = "" if proposes_sql or too_long else outcome.text
+        shown = await status.finish(streamed, waiting=waiting)
+    return await deliver(services, thread, outcome, text_shown=shown)

@@ -29,9 +29,10 @@ from bench.datasets import connect
 from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
-from bot.slack import recovery
-from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.app import build_app, services_of_app
+from bot.slack.recovery import take_up, tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
+from bot.slack.web_api import ChannelPacer, api_session, make_client
 from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
@@ -109,6 +110,9 @@ async def slack() -> AsyncIterator[FakeSlack]:
     )
     async with server:
         yield server
+    # Every message and view the bot sent is one Slack would take (slack_sdk's block
+    # models and Slack's documented limits; see tests/fakes/slack_server.py).
+    assert server.invalid == []
 
 
 @pytest.fixture
@@ -174,6 +178,12 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
+        # Web API calls: a short timeout so a hung call is given up on quickly, short
+        # backoffs, and posts paced fast enough not to slow the tests (tests of pacing
+        # set their own).
+        self.api_timeout_s = 5.0
+        self.backoff_s = 0.05
+        self.pacer = ChannelPacer(rate=100.0, burst=20)
         self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
@@ -196,11 +206,19 @@ class SlackHarness:
             model=self.model_client,
             skills=Skills.load(),
         )
-        recovered = await self.agent.recover()
-        self.session = aiohttp.ClientSession()
-        client = make_client(self.settings, session=self.session)
+        interrupted = await self.agent.recover()
+        self.session = api_session(self.api_timeout_s)
+        client = make_client(
+            self.settings,
+            session=self.session,
+            timeout_s=self.api_timeout_s,
+            backoff_s=self.backoff_s,
+            pacer=self.pacer,
+        )
         self.app = build_app(self.settings, self.agent, self.state, client)
-        recovery.take_up(services_of_app(self.app), recovered)
+        # As serve() does: threads hear of changes the last process stopped while they ran.
+        await tell_interrupted(services_of_app(self.app), interrupted)
+        take_up(services_of_app(self.app), interrupted)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self

@@ -119,3 +119,35 @@ async def test_known_sessions_come_from_memory_or_the_stored_sessions(state: Sta
     assert await known.contains("T:C:1")
     await state.sessions.save({"id": "T:C:2", "status": "idle", "updated_at": 1.0})
     assert await KnownSessions(state.sessions).contains("T:C:2")
+
+
+async def test_a_held_delivery_drops_its_repeats_until_it_is_let_go(state: State) -> None:
+    dedupe = Dedupe(state.seen_events)
+    assert dedupe.hold("Ev1", "C1", "3.1")
+    assert not dedupe.hold("Ev1", "C1", "3.1")  # Slack's retry while it waits
+    assert not dedupe.hold("Ev2", "C1", "3.1")  # its message event twin
+    dedupe.let_go("Ev1", "C1", "3.1")
+    assert dedupe.hold("Ev1", "C1", "3.1")  # never claimed: may still be answered
+    assert await dedupe.first_delivery("Ev1", "C1", "3.1")  # claimed when its run starts
+
+
+async def test_jobs_dropped_at_cancel_run_their_on_drop() -> None:
+    queues = SessionQueues()
+    started, dropped = asyncio.Event(), []
+
+    async def long_job() -> None:
+        started.set()
+        await asyncio.sleep(3600)
+
+    async def never_started() -> None:
+        raise AssertionError("a dropped job must not run")
+
+    async def note_drop() -> None:
+        dropped.append("second")
+
+    queues.submit("s1", long_job)
+    queues.submit("s1", never_started, on_drop=note_drop)
+    await started.wait()
+    await queues.cancel(within_s=1.0)
+    assert dropped == ["second"]
+    assert not queues.busy("s1")
