@@ -18,7 +18,7 @@ from bot.config import DatabaseConfig, Environment, Settings
 if TYPE_CHECKING:
     # Imported where used: `dbagent` names what is missing before loading the heavy parts.
     from bot.agent import Agent, ModelClient, Skills
-    from bot.agent.outcomes import Interrupted
+    from bot.agent.outcomes import Recovered
     from bot.db import DatabaseRegistry
     from bot.state import State
 
@@ -30,9 +30,9 @@ class App:
     databases: DatabaseRegistry
     model: ModelClient
     agent: Agent
-    # Approved changes a previous process was cut off in (never re-run): the adapter tells
-    # their threads what happened.
-    interrupted: list[Interrupted] = field(default_factory=list)
+    # What a previous process left going, for the adapter: approved changes it stopped while
+    # they ran (never re-run; their threads are told) and runs cut off (resumed or reported).
+    interrupted: list[Recovered] = field(default_factory=list)
 
     async def close(self) -> None:
         """Close what was opened, last built first."""
@@ -59,11 +59,13 @@ async def build_app(
     databases: Sequence[DatabaseConfig] | None = None,
     state: State | None = None,
     skills: Skills | None = None,
+    model: ModelClient | None = None,
     stream: bool = True,
     recover: bool = True,
 ) -> App:
     """Build every part. `databases` narrows the configured ones (the console's --database);
-    `recover` settles what a previous process left running (see `App.interrupted`)."""
+    `model` replaces the model client (benchmarks compare clients); `recover` settles what a
+    previous process left running (see `App.interrupted`)."""
     from bot.agent import Agent, Skills, build_model_client
     from bot.db import DatabaseRegistry
 
@@ -71,7 +73,7 @@ async def build_app(
     registry = DatabaseRegistry(
         settings.databases if databases is None else databases, settings.limits
     )
-    model = build_model_client(settings, stream=stream)
+    model = model or build_model_client(settings, stream=stream)
     agent = Agent(
         settings=settings,
         state=opened_state,

@@ -28,6 +28,7 @@ from bot.agent import (
     Progress,
     QueryResult,
     Requester,
+    Step,
 )
 from bot.config import ConfigError, Mode, load_settings
 from bot.state.grants import GrantScope
@@ -110,8 +111,9 @@ async def run_console(
         out.write(visible(text) + "\n")
         out.flush()
 
-    async def progress(line: str) -> None:
-        say(f"  … {line}")
+    async def progress(step: Step) -> None:
+        if step.status == "in_progress":
+            say(f"  … {step.title}…")
 
     say(f"dbagent console ({mode.value} mode). Ask a question; an empty line or Ctrl-D ends.")
     while True:
@@ -159,6 +161,8 @@ async def run_console(
                 say(render_result(result) + "\n")
         elif isinstance(outcome, Failed):
             say(f"error: {outcome.message}")
+            for result in outcome.results:
+                say(render_result(result) + "\n")
 
 
 async def _answer_question(

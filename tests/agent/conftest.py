@@ -75,14 +75,14 @@ async def make_agent(
     """Builds Agents on one state directory (a second call is a restarted bot)."""
     opened: list[App] = []
 
-    async def build(**limits: object) -> Agent:
+    async def build(*, recover: bool = True, **limits: object) -> Agent:
         settings = make_settings(model_server, shop_url, **limits)
         for earlier in opened:  # a restart: the bot before it has stopped
             await earlier.state.close()
         state = await open_state(
             settings.model_copy(update={"dbagent_state_dir": tmp_path / "state"})
         )
-        parts = await build_app(settings, state=state, stream=streaming)
+        parts = await build_app(settings, state=state, stream=streaming, recover=recover)
         opened.append(parts)
         return parts.agent
 
