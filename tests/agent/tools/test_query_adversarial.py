@@ -1,0 +1,186 @@
+"""An attacker who controls the model and has an accomplice who clicks Approve: each row is a
+call that must be refused before it runs, and must leave every schema as it was.
+
+Each row is driven through the real path (Agent.run_statement, then Agent.approve by another
+person when a card is posted) against MariaDB, and the server is read behind the bot's back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from bench.datasets import recreate_schema, schema_url
+from bot.agent import Agent, AwaitingApproval, Failed, Skills, build_model_client
+from bot.config import Approvals, DatabaseConfig, Limits, Settings
+from bot.db import DatabaseRegistry
+from bot.state.grants import GrantScope
+from bot.state.store import StateStore
+from tests.agent.support import APPROVER, REQUESTER, SESSION, query, run_statements
+from tests.fakes.model_server import FakeModelServer
+from tests.schemas import run_schema
+
+HOME = run_schema("dbagent_t_qadv")
+AWAY = run_schema("dbagent_t_qadv_away")
+# The server keeps a trailing no-break space as part of a name: another database.
+LOOKALIKE = HOME + "\u00a0"
+
+SETUP = [
+    f"CREATE TABLE {HOME}.t (id INT PRIMARY KEY, a INT)",
+    f"INSERT INTO {HOME}.t SELECT seq, 0 FROM {HOME}.seq_1_to_10",
+    f"CREATE TABLE {AWAY}.t (id INT PRIMARY KEY, a INT)",
+    f"INSERT INTO {AWAY}.t VALUES (1, 41)",
+    f"CREATE DATABASE `{LOOKALIKE}`",
+    f"CREATE TABLE `{LOOKALIKE}`.t (id INT PRIMARY KEY, a INT)",
+    f"INSERT INTO `{LOOKALIKE}`.t VALUES (1, 0)",
+]
+SNAPSHOT = (
+    f"SELECT 'home', id, a FROM {HOME}.t UNION ALL SELECT 'away', id, a FROM {AWAY}.t"
+    f" UNION ALL SELECT 'lookalike', id, a FROM `{LOOKALIKE}`.t"
+    f" UNION ALL SELECT 'tables', COUNT(*), 0 FROM information_schema.TABLES"
+    f"  WHERE TABLE_SCHEMA = '{HOME}' ORDER BY 1, 2"
+)
+
+
+@pytest.fixture
+async def home(mysql_url: str) -> AsyncIterator[str]:
+    for schema in (HOME, AWAY):
+        await recreate_schema(mysql_url, schema)
+    await run_statements(mysql_url, [f"DROP DATABASE IF EXISTS `{LOOKALIKE}`", *SETUP])
+    yield schema_url(mysql_url, HOME)
+    await run_statements(
+        mysql_url,
+        [
+            f"DROP DATABASE IF EXISTS `{LOOKALIKE}`",
+            f"DROP DATABASE IF EXISTS {AWAY}",
+            f"DROP DATABASE IF EXISTS {HOME}",
+        ],
+    )
+
+
+@pytest.fixture
+async def agent(model_server: FakeModelServer, home: str, tmp_path: Path) -> AsyncIterator[Agent]:
+    settings = Settings(
+        openai_base_url=model_server.url,
+        openai_api_key="test-key",
+        openai_model="fake-model",
+        databases=[DatabaseConfig(name="home", url=home, environment="staging")],
+        limits=Limits(model_max_retries=2, statement_timeout_s=10),
+        # An unknown count may change at most 5 rows: the table has 10.
+        approvals=Approvals(max_rows_unknown=5),
+    )
+    store = await StateStore.open(tmp_path / "state")
+    registry = DatabaseRegistry(settings.databases, settings.limits)
+    model = build_model_client(settings, stream=False)
+    yield Agent(
+        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+    )
+    await model.close()
+    await registry.close()
+    await store.close()
+
+
+async def attack(agent: Agent, sql: str) -> object:
+    """The SQL as a person's Run click, approved by someone else if a card is posted."""
+    outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    if isinstance(outcome, AwaitingApproval):
+        outcome = await agent.approve(outcome.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
+    return outcome
+
+
+PROCEDURE_WITH_DDL = "CREATE PROCEDURE mk() CREATE TABLE made (id INT)"
+DUPLICATE = "INSERT INTO t VALUES (2, 0)"  # fails, so the call is rolled back
+
+REFUSED = [
+    # (sql, setup in HOME, reason)
+    (
+        f"UPDATE t SET a = 5 WHERE id = 1; OPTIMIZE TABLE t; {DUPLICATE}",
+        [],
+        "OPTIMIZE TABLE commits implicitly: the UPDATE before it stays although the call is "
+        "reported rolled back",
+    ),
+    (
+        f"UPDATE t SET a = 5 WHERE id = 1; ANALYZE TABLE t; {DUPLICATE}",
+        [],
+        "ANALYZE TABLE commits implicitly",
+    ),
+    (
+        f"UPDATE t SET a = 5 WHERE id = 1; REPAIR TABLE t; {DUPLICATE}",
+        [],
+        "REPAIR TABLE commits implicitly",
+    ),
+    (
+        f"UPDATE t SET a = 5 WHERE id = 1; CHECK TABLE t; {DUPLICATE}",
+        [],
+        "CHECK TABLE commits implicitly",
+    ),
+    (
+        f"UPDATE t SET a = 5 WHERE id = 1; CALL mk(); {DUPLICATE}",
+        [PROCEDURE_WITH_DDL],
+        "a procedure whose body is DDL commits the data change before it",
+    ),
+    (
+        "CALL mk()",
+        [PROCEDURE_WITH_DDL],
+        "a procedure whose body is DDL runs in the bounded transaction, which cannot roll it back",
+    ),
+    (
+        "DELETE FROM t /*M!999999 ; DROP TABLE t */",
+        [],
+        "an executable comment the server skips makes a DELETE 'DDL', which runs unbounded: "
+        "all 10 rows go although an unknown count allows 5",
+    ),
+    (
+        "UPDATE t SET a = 7 WHERE id = 1 /*! AND 0 OR id = 2 */",
+        [],
+        "the card counts and previews row 1 (comment ignored); the server changes row 2",
+    ),
+    (
+        "SET sql_mode = 'NO_BACKSLASH_ESCAPES'; "
+        f"UPDATE t SET a = '\\', a = (SELECT a FROM {AWAY}.t LIMIT 1) WHERE id = 1 -- '",
+        [],
+        "after NO_BACKSLASH_ESCAPES the server reads the literal differently: the UPDATE "
+        "copies another schema's row into this one",
+    ),
+    (
+        "SET @@session.`sql_mode` = 'ANSI_QUOTES'; UPDATE t SET a = 1 WHERE id = 1",
+        [],
+        "a quoted sql_mode change also changes how the next statement is read",
+    ),
+    (
+        "SET NAMES 'sjis'; UPDATE t SET a = 1 WHERE id = 1",
+        [],
+        "a multi-byte client character set can swallow a backslash into a character",
+    ),
+    (
+        f"UPDATE {LOOKALIKE}.t SET a = 9",
+        [],
+        "the server writes the schema named with a trailing no-break space; the classifier "
+        "read it as the own schema",
+    ),
+    (
+        f"DELETE FROM {LOOKALIKE}.t",
+        [],
+        "the same through DELETE",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "setup", "reason"), REFUSED, ids=[r[2][:60] for r in REFUSED])
+async def test_an_attack_is_refused_and_changes_nothing(
+    agent: Agent, home: str, mysql_url: str, sql: str, setup: list[str], reason: str
+) -> None:
+    await run_statements(home, setup)
+    before = await query(mysql_url, SNAPSHOT)
+    outcome = await attack(agent, sql)
+    assert await query(mysql_url, SNAPSHOT) == before, reason
+    assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:"), reason
+
+
+async def test_a_read_of_a_lookalike_schema_is_refused(agent: Agent, home: str) -> None:
+    outcome = await agent.run_statement(
+        SESSION, database="home", sql=f"SELECT a FROM {LOOKALIKE}.t", requester=REQUESTER
+    )
+    assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:")
