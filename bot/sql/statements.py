@@ -1030,6 +1030,8 @@ _SERVER_WIDE = frozenset(  # reported with the target "*.*": they act on the who
     | {"CHANGE", "START", "STOP", "BINLOG", "CACHE", "CLONE", "BACKUP", "LOCK", "UNLOCK"}
 )
 _TABLE_ADMIN = frozenset({"OPTIMIZE", "REPAIR", "CHECK", "CHECKSUM", "ANALYZE"})
+# MariaDB commits the open transaction before these (CHECKSUM TABLE does not).
+_COMMITS_IMPLICITLY = frozenset({"OPTIMIZE", "REPAIR", "CHECK", "ANALYZE"})
 _KIND_SECOND = frozenset(
     {"TABLE", "DATA", "XML", "INDEX", "MASTER", "SLAVE", "REPLICA", "REPLICATION", "PLUGIN"}
     | {"SONAME", "BINARY", "QUERY", "CONNECTION", "PREPARE", "DIAGNOSTICS", "STAGE"}
@@ -1062,6 +1064,10 @@ def _admin(piece: Piece, first: str, depth: int) -> Verdict:
     elif first in _TABLE_ADMIN:
         index = skip_words(tokens, 1, frozenset({"NO_WRITE_TO_BINLOG", "LOCAL", "TABLE", "TABLES"}))
         verdict.add_targets(name_list(tokens, index))
+        if first in _COMMITS_IMPLICITLY:
+            # Inside an approved call's transaction it would commit the changes before it,
+            # which a later rollback then cannot undo: DDL's rules (run alone) apply.
+            verdict.at_least(Risk.DDL, f"{first} TABLE commits any open transaction implicitly")
     elif first == "LOAD":
         _load_targets(tokens, verdict)
     elif first in ("PREPARE", "EXECUTE"):
