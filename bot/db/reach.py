@@ -173,6 +173,9 @@ class Reached:
     reads: tuple[Reaching, ...] = ()
     triggers: tuple[str, ...] = ()  # Trigger.describe() of each trigger that fires
     cascades: tuple[str, ...] = ()  # "shop.order_items (order_id) via fk (ON DELETE CASCADE)"
+    # Stored programs on the way whose body runs DDL ("procedure shop.p"): MySQL/MariaDB
+    # commit it implicitly, so the approved call's transaction could not bound or undo it.
+    commits: tuple[str, ...] = ()
 
 
 @dataclass
@@ -183,6 +186,7 @@ class _Walk:
     reads: list[Reaching] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
     cascades: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
 
     def write(self, table: TableRef, via: str) -> None:
         reaching = Reaching(table, via)
@@ -199,7 +203,11 @@ class _Walk:
 
     def done(self) -> Reached:
         return Reached(
-            tuple(self.writes), tuple(self.reads), tuple(self.triggers), tuple(self.cascades)
+            tuple(self.writes),
+            tuple(self.reads),
+            tuple(self.triggers),
+            tuple(self.cascades),
+            tuple(self.commits),
         )
 
 
@@ -331,6 +339,8 @@ def _body(
         state.server_wide(f"{via}: its body {unbounded}")
         return
     assert judged is not None
+    if any(inner.risk is Risk.DDL for inner in judged.statements) and via not in state.commits:
+        state.commits.append(via)
     for inner in judged.statements:
         _statement(state, inner, schema, via, depth + 1, seen)
 
