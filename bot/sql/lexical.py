@@ -126,6 +126,27 @@ def statement_text(sql: str) -> str:
     return trim_sql(sql) if pieces else ""
 
 
+# Characters the parser (Python's str.isspace) takes for whitespace but the server reads as
+# part of a name: ``home<U+00A0>.t`` is table t of database "home<U+00A0>" on the server, and
+# "home".t to sqlglot. Every such character is at most U+3000.
+_FOREIGN_SPACES = "".join(
+    char for char in map(chr, range(0x3001)) if char.isspace() and char not in SQL_WHITESPACE
+)
+_FOREIGN_SPACE = re.compile("[" + re.escape(_FOREIGN_SPACES) + "]")
+
+
+def foreign_space(piece: Piece) -> str | None:
+    """The first character of ``piece``'s code (or, with an executable comment, anywhere in
+    it) that the parser would skip as whitespace while the server keeps it in a name."""
+    found = _FOREIGN_SPACE.search(piece.text if piece.executable_comment else piece.masked)
+    return found.group() if found else None
+
+
+def has_executable_comment(sql: str) -> bool:
+    """Whether ``sql`` holds a ``/*! … */`` or ``/*M! … */`` comment the server may run."""
+    return any(piece.executable_comment for piece in split(sql))
+
+
 def unwrap_executable_comments(text: str) -> str:
     """Return ``text`` with the markers of executable comments blanked, keeping their content.
 

@@ -209,6 +209,16 @@ def _statement(piece: Piece) -> Statement:
     except Exception as error:  # fail closed: a classifier bug must not let anything through
         risk, kind, targets, reads, calls = Risk.WRITE, "UNKNOWN", (), (SERVER,), ()
         reasons = (f"the classifier failed on it ({type(error).__name__}); not read-only",)
+    space = foreign_space(piece)
+    if space is not None:
+        # The names the parser read are not the server's: nothing about them holds.
+        why = (
+            f"U+{ord(space):04X} outside quotes is part of a name on the server, not a space; "
+            "quote the name or remove the character"
+        )
+        reasons = (why,) if risk is Risk.READ_ONLY else (*reasons, why)
+        risk = Risk.WRITE if risk is Risk.READ_ONLY else risk
+        targets, reads = (*targets, SERVER), (*reads, SERVER)
     if not reasons:
         reasons = (f"{kind} is {risk.value}",)
     return Statement(piece.text, piece.start, piece.end, risk, kind, reasons, targets, reads, calls)
@@ -232,6 +242,6 @@ def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
 # The judging modules use the types above (bot.sql.verdict imports Risk and TableRef from
 # here), so they are imported after them. bot/sql/__init__.py imports this module first,
 # which makes any import order work.
-from bot.sql.lexical import Piece, split  # noqa: E402
+from bot.sql.lexical import Piece, foreign_space, split  # noqa: E402
 from bot.sql.statements import judge  # noqa: E402
 from bot.sql.verdict import SERVER  # noqa: E402
