@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 from bot.config import DatabaseConfig, Environment
 from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
+from bot.sql.lexical import has_executable_comment
 from bot.sql.risk import Classification, Risk
+from bot.sql.statements import changes_how_sql_is_read
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,24 @@ HIDDEN_TRIGGERS = (
     "Blocked: the database account may not see the triggers on {schema} (it lacks the TRIGGER "
     "privilege there), so what the change fires is not known. Grant TRIGGER on the schema to "
     "the bot's account."
+)
+HIDDEN_BY_COMMENT = (
+    "Blocked: statement {number} ({kind}) holds an executable comment (/*! … */ or "
+    "/*M! … */), which the server runs or skips by its version: the card could not show what "
+    "it changes, nor could its rows be bounded. Send it without the comment."
+)
+REREAD = (
+    "Blocked: statement {number} sets {setting}, which changes how the server reads the "
+    "statements after it, so they would not run as they were judged. Send it on its own."
+)
+IMPLICIT_COMMIT = (
+    "Blocked: {what} runs DDL, which MySQL/MariaDB commit implicitly: the approved call's "
+    "transaction could neither bound nor roll it back. Run the DDL itself instead."
+)
+# Kinds whose statements are DDL by what they are; any other kind rated DDL got there
+# through an executable comment.
+_DDL_WORDS = frozenset(
+    {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "OPTIMIZE", "ANALYZE", "REPAIR", "CHECK"}
 )
 # The classifier's target schema for statements that reach beyond any one database.
 SERVER_WIDE = "*"
@@ -115,6 +135,26 @@ def _foreign_reads(
     return foreign
 
 
+def _not_as_judged(classification: Classification) -> str | None:
+    """Why a statement might not run the way it was judged and counted, or None."""
+    statements = classification.statements
+    for number, statement in enumerate(statements, 1):
+        if statement.risk is Risk.READ_ONLY:
+            continue
+        first_word = statement.kind.split(" ", 1)[0]
+        if first_word not in _DDL_WORDS and has_executable_comment(statement.text):
+            return HIDDEN_BY_COMMENT.format(number=number, kind=statement.kind)
+        setting = changes_how_sql_is_read(statement.text) if number < len(statements) else None
+        if setting is not None:
+            return REREAD.format(number=number, setting=setting)
+    return None
+
+
+def _commits(found: tuple[Reached, ...]) -> str | None:
+    ways = [way for statement in found for way in statement.commits]
+    return IMPLICIT_COMMIT.format(what=_unique(ways)) if ways else None
+
+
 def _unique(names: list[str]) -> str:
     return ", ".join(dict.fromkeys(names))
 
@@ -145,6 +185,9 @@ def decide(
         return Run(read_only=True, use_replica=database.read_url is not None)
     if database.environment is Environment.PRODUCTION:
         return Refused(PRODUCTION_WRITE)
+    hidden = _not_as_judged(classification)
+    if hidden is not None:
+        return Refused(hidden)
     if not reach.programs_read:
         return Refused(UNREAD_PROGRAMS)
     if not reach.triggers_visible and any(s.risk is Risk.WRITE for s in classification.statements):
@@ -155,6 +198,9 @@ def decide(
             f"Blocked: the statement changes {_unique(foreign)}, outside {database.name}'s own "
             f"schema {own}; changes are allowed only in the database's own schema."
         )
+    commits = _commits(found)
+    if commits is not None:
+        return Refused(commits)
     if granted:
         return Run(read_only=False)
     why = "; ".join(classification.reasons) or f"{risk.value} statement"

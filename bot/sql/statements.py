@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import pairwise
 
 from sqlglot import exp
 
@@ -910,6 +911,34 @@ def _variable_names(tokens: list[Token], start: int, stop: int) -> list[tuple[st
         scope = names[0].upper() if len(names) > 1 else ""
         found.append((scope, names[-1].upper()))
     return found
+
+
+# Session settings that change how the server reads the statements sent after them: the
+# quotes and escapes of literals (sql_mode: NO_BACKSLASH_ESCAPES, ANSI_QUOTES, ORACLE…) and
+# the client character set (a multi-byte one can swallow a backslash into a character).
+_READING_VARIABLES = frozenset(
+    {"SQL_MODE", "NAMES", "CHARSET", "CHARACTER_SET_CLIENT", "CHARACTER_SET_CONNECTION"}
+    | {"COLLATION_CONNECTION"}
+)
+
+
+def changes_how_sql_is_read(sql: str) -> str | None:
+    """For a SET statement that changes how the server reads later statements, the setting
+    (``sql_mode``, ``NAMES``, ``CHARACTER SET`` …); else None. SET STATEMENT … FOR is not
+    one: its statement is read before the setting applies."""
+    for piece in split(unwrap_executable_comments(sql)):
+        tokens = tokenize(piece)
+        if not tokens or tokens[0].word != "SET":
+            continue
+        if len(tokens) > 1 and tokens[1].word == "STATEMENT":
+            continue
+        words = [token.key for token in tokens]
+        if any(a == "CHARACTER" and b == "SET" for a, b in pairwise(words)):
+            return "CHARACTER SET"
+        for _, name in _variable_names(tokens, 1, len(tokens)):
+            if name in _READING_VARIABLES:
+                return name
+    return None
 
 
 def _set_reason(second: str) -> str:
