@@ -91,6 +91,9 @@ async def attack(agent: Agent, sql: str) -> object:
 
 
 PROCEDURE_WITH_DDL = "CREATE PROCEDURE mk() CREATE TABLE made (id INT)"
+# Made on the server behind the bot's back (the bot refuses to create either).
+SPILL = f"CREATE FUNCTION spill() RETURNS INT BEGIN UPDATE {AWAY}.t SET a = 99; RETURN 1; END"
+PEEK = f"CREATE FUNCTION peek() RETURNS INT RETURN (SELECT a FROM {AWAY}.t LIMIT 1)"
 DUPLICATE = "INSERT INTO t VALUES (2, 0)"  # fails, so the call is rolled back
 
 REFUSED = [
@@ -155,6 +158,11 @@ REFUSED = [
         "a multi-byte client character set can swallow a backslash into a character",
     ),
     (
+        "INSERT INTO t (id, a) SELECT 100, x FROM spills",
+        [SPILL, "CREATE VIEW spills AS SELECT spill() AS x"],
+        "a view's stored function runs with the write: its body writes another schema",
+    ),
+    (
         f"UPDATE {LOOKALIKE}.t SET a = 9",
         [],
         "the server writes the schema named with a trailing no-break space; the classifier "
@@ -182,5 +190,16 @@ async def test_an_attack_is_refused_and_changes_nothing(
 async def test_a_read_of_a_lookalike_schema_is_refused(agent: Agent, home: str) -> None:
     outcome = await agent.run_statement(
         SESSION, database="home", sql=f"SELECT a FROM {LOOKALIKE}.t", requester=REQUESTER
+    )
+    assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:")
+
+
+async def test_a_view_calling_a_stored_function_is_not_read_through(
+    agent: Agent, home: str
+) -> None:
+    # The function reads another schema; the query names only the view.
+    await run_statements(home, [PEEK, "CREATE VIEW peeks AS SELECT peek() AS x"])
+    outcome = await agent.run_statement(
+        SESSION, database="home", sql="SELECT x FROM peeks", requester=REQUESTER
     )
     assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:")
