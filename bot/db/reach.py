@@ -295,6 +295,12 @@ def _through_view(
         return []
     bases: list[TableRef] = []
     for inner in view.judged.statements:
+        for routine in calls_of(inner):
+            resolved_routine = _resolve(routine, view.schema)
+            if state.server.programs_read:
+                _call(state, resolved_routine, here, depth + 1, frozenset())
+            else:  # a query: bodies are not read for it, so what the function reads is not known
+                state.read(SERVER, f"{here}: it calls the stored function {routine.name}")
         for base in getattr(inner, "reads", ()) or ():
             resolved = _resolve(base, view.schema)
             if write:
