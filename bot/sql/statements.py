@@ -873,12 +873,40 @@ def _judge_variables(tokens: list[Token], start: int, stop: int, verdict: Verdic
     """Every name among ``tokens[start:stop]`` that is a transaction setting or a global
     scope, quoted or not (`` `autocommit` `` and ``@@session.`autocommit` `` are the same
     variable as ``autocommit``). Values are scanned too: a superset, failing closed."""
+    _judge_engine_settings(tokens, start, stop, verdict)
     for scope, name in _variable_names(tokens, start, stop):
         why = _TRANSACTION_VARIABLES.get(name)
         if why is not None:
             verdict.at_least(Risk.TRANSACTION, why)
         if name in _GLOBAL_SCOPES or scope in _GLOBAL_SCOPES:
             verdict.add_reason("it changes a server-wide setting, for every connection")
+            verdict.add_targets([SERVER])
+
+
+# The engine a CREATE TABLE without ENGINE= gets: SET STATEMENT default_storage_engine=SPIDER
+# FOR CREATE TABLE x (…) makes x another server's table without naming the engine.
+_ENGINE_VARIABLES = frozenset(
+    {"DEFAULT_STORAGE_ENGINE", "DEFAULT_TMP_STORAGE_ENGINE", "STORAGE_ENGINE"}
+    | {"ENFORCE_STORAGE_ENGINE"}
+)
+
+
+def _judge_engine_settings(tokens: list[Token], start: int, stop: int, verdict: Verdict) -> None:
+    """An engine setting whose value is not a known local engine reaches the whole server."""
+    for position in range(start, stop):
+        token = tokens[position]
+        name = token.key if token.is_identifier else token.word.rsplit(".", 1)[-1].lstrip("@")
+        if name not in _ENGINE_VARIABLES:
+            continue
+        after = position + 1
+        if after < stop and tokens[after].word in ("=", ":="):
+            after += 1
+        value = tokens[after].key if after < stop else ""
+        if value not in _LOCAL_ENGINES and value != "DEFAULT":
+            verdict.add_reason(
+                f"{name.lower()} = {value or '?'} may make new tables another server's tables "
+                "or files"
+            )
             verdict.add_targets([SERVER])
 
 

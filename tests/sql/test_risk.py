@@ -1030,6 +1030,26 @@ OTHER = "other"
             "DATA DIRECTORY: files outside the data directory",
         ),
         (
+            "SET STATEMENT default_storage_engine = CONNECT FOR CREATE TABLE c (id INT)",
+            [SERVER, TableRef(None, "c")],
+            "the default engine makes a table without ENGINE= a CONNECT table",
+        ),
+        (
+            "SET @@session.`default_storage_engine` = 'SPIDER'",
+            [SERVER],
+            "a quoted engine setting, a quoted engine",
+        ),
+        (
+            "SET STATEMENT default_storage_engine = Aria FOR CREATE TABLE c (id INT)",
+            [TableRef(None, "c")],
+            "a local default engine",
+        ),
+        (
+            "UPDATE other\u00a0.t SET a = 1",
+            [TableRef(OTHER, "t"), SERVER],
+            "U+00A0 is part of the schema's name on the server; the parser skips it as a space",
+        ),
+        (
             "CREATE TABLE t (engine VARCHAR(10)) ENGINE=InnoDB",
             [TableRef(None, "t")],
             "a column named engine and a local engine",
