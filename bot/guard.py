@@ -73,8 +73,9 @@ HIDDEN_BY_COMMENT = (
     "it changes, nor could its rows be bounded. Send it without the comment."
 )
 REREAD = (
-    "Blocked: statement {number} sets {setting}, which changes how the server reads the "
-    "statements after it, so they would not run as they were judged. Send it on its own."
+    "Blocked: statement {number} sets {setting}, which changes how the server reads or "
+    "checks the statements after it, so they would not run as they were judged and shown. "
+    "Send it on its own."
 )
 IMPLICIT_COMMIT = (
     "Blocked: {what} runs DDL, which MySQL/MariaDB commit implicitly: the approved call's "

@@ -403,6 +403,13 @@ REACH_TABLE = [
         "SET CHARACTER SET sets the client character set too",
     ),
     (
+        "SET foreign_key_checks = 0; DELETE FROM customers",
+        server(keys=(key("customers", "shop.orders", on_delete="CASCADE"),)),
+        Refused,
+        "FOREIGN_KEY_CHECKS",
+        "the card's cascade would not fire, and other schemas' rows would dangle",
+    ),
+    (
         "UPDATE t SET a = 1; SET sql_mode = ''",
         server(),
         Run,

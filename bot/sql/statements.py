@@ -943,17 +943,19 @@ def _variable_names(tokens: list[Token], start: int, stop: int) -> list[tuple[st
 
 # Session settings that change how the server reads the statements sent after them: the
 # quotes and escapes of literals (sql_mode: NO_BACKSLASH_ESCAPES, ANSI_QUOTES, ORACLE…) and
-# the client character set (a multi-byte one can swallow a backslash into a character).
+# the client character set (a multi-byte one can swallow a backslash into a character); or
+# what those statements reach: without foreign key checks no cascade the card showed fires,
+# and rows of other schemas are left pointing at rows that are gone.
 _READING_VARIABLES = frozenset(
     {"SQL_MODE", "NAMES", "CHARSET", "CHARACTER_SET_CLIENT", "CHARACTER_SET_CONNECTION"}
-    | {"COLLATION_CONNECTION"}
+    | {"COLLATION_CONNECTION", "FOREIGN_KEY_CHECKS", "UNIQUE_CHECKS", "CHECK_CONSTRAINT_CHECKS"}
 )
 
 
 def changes_how_sql_is_read(sql: str) -> str | None:
-    """For a SET statement that changes how the server reads later statements, the setting
-    (``sql_mode``, ``NAMES``, ``CHARACTER SET`` …); else None. SET STATEMENT … FOR is not
-    one: its statement is read before the setting applies."""
+    """For a SET statement that changes how the server reads (or checks) later statements,
+    the setting (``sql_mode``, ``NAMES``, ``CHARACTER SET``, ``foreign_key_checks`` …); else
+    None. SET STATEMENT … FOR is not one: its statement is read before the setting applies."""
     for piece in split(unwrap_executable_comments(sql)):
         tokens = tokenize(piece)
         if not tokens or tokens[0].word != "SET":
