@@ -203,3 +203,48 @@ async def test_a_view_calling_a_stored_function_is_not_read_through(
         SESSION, database="home", sql="SELECT x FROM peeks", requester=REQUESTER
     )
     assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:")
+
+
+OPEN = pytest.mark.xfail(
+    strict=True,
+    reason="open: information_schema is read whole, not only its rows about the own schema",
+)
+
+
+@OPEN
+@pytest.mark.parametrize(
+    "sql",
+    [
+        f"SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS"
+        f" WHERE TABLE_SCHEMA = '{AWAY}'",
+        f"SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = '{AWAY}'",
+        f"SHOW PROCEDURE STATUS WHERE Db = '{AWAY}'",
+    ],
+)
+async def test_information_schema_rows_about_other_schemas_are_not_read(
+    agent: Agent, home: str, mysql_url: str, sql: str
+) -> None:
+    await run_statements(mysql_url, [f"CREATE PROCEDURE {AWAY}.hidden() SELECT 1"])
+    outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    rows = [] if isinstance(outcome, Failed) else [r for x in outcome.results for r in x.rows]
+    assert rows == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open: the bound counts the statement's own rows; a trigger's (or a cascade's) "
+    "changes are listed on the card but not counted or bounded",
+)
+async def test_a_trigger_cannot_change_more_rows_than_the_card_stated(
+    agent: Agent, home: str, mysql_url: str
+) -> None:
+    await run_statements(
+        home,
+        [
+            "CREATE TABLE audit_log (id INT PRIMARY KEY)",
+            "INSERT INTO audit_log SELECT seq FROM seq_1_to_50",
+            "CREATE TRIGGER wipe AFTER UPDATE ON t FOR EACH ROW DELETE FROM audit_log",
+        ],
+    )
+    await attack(agent, "UPDATE t SET a = 3 WHERE id = 1")  # the card: 1 row
+    assert await query(mysql_url, f"SELECT COUNT(*) FROM {HOME}.audit_log") == [(50,)]
