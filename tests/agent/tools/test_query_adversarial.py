@@ -24,6 +24,7 @@ from tests.schemas import run_schema
 
 HOME = run_schema("dbagent_t_qadv")
 AWAY = run_schema("dbagent_t_qadv_away")
+ARCHIVE = run_schema("dbagent_t_qadv_arch")  # the database's read_schemas
 # The server keeps a trailing no-break space as part of a name: another database.
 LOOKALIKE = HOME + "\u00a0"
 
@@ -35,6 +36,7 @@ SETUP = [
     f"CREATE DATABASE `{LOOKALIKE}`",
     f"CREATE TABLE `{LOOKALIKE}`.t (id INT PRIMARY KEY, a INT)",
     f"INSERT INTO `{LOOKALIKE}`.t VALUES (1, 0)",
+    f"CREATE VIEW {ARCHIVE}.window_away AS SELECT a FROM {AWAY}.t",
 ]
 SNAPSHOT = (
     f"SELECT 'home', id, a FROM {HOME}.t UNION ALL SELECT 'away', id, a FROM {AWAY}.t"
@@ -46,7 +48,7 @@ SNAPSHOT = (
 
 @pytest.fixture
 async def home(mysql_url: str) -> AsyncIterator[str]:
-    for schema in (HOME, AWAY):
+    for schema in (HOME, AWAY, ARCHIVE):
         await recreate_schema(mysql_url, schema)
     await run_statements(mysql_url, [f"DROP DATABASE IF EXISTS `{LOOKALIKE}`", *SETUP])
     yield schema_url(mysql_url, HOME)
@@ -54,6 +56,7 @@ async def home(mysql_url: str) -> AsyncIterator[str]:
         mysql_url,
         [
             f"DROP DATABASE IF EXISTS `{LOOKALIKE}`",
+            f"DROP DATABASE IF EXISTS {ARCHIVE}",
             f"DROP DATABASE IF EXISTS {AWAY}",
             f"DROP DATABASE IF EXISTS {HOME}",
         ],
@@ -66,7 +69,9 @@ async def agent(model_server: FakeModelServer, home: str, tmp_path: Path) -> Asy
         openai_base_url=model_server.url,
         openai_api_key="test-key",
         openai_model="fake-model",
-        databases=[DatabaseConfig(name="home", url=home, environment="staging")],
+        databases=[
+            DatabaseConfig(name="home", url=home, environment="staging", read_schemas=[ARCHIVE])
+        ],
         limits=Limits(model_max_retries=2, statement_timeout_s=10),
         # An unknown count may change at most 5 rows: the table has 10.
         approvals=Approvals(max_rows_unknown=5),
@@ -203,6 +208,13 @@ async def test_a_view_calling_a_stored_function_is_not_read_through(
         SESSION, database="home", sql="SELECT x FROM peeks", requester=REQUESTER
     )
     assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:")
+
+
+async def test_a_view_in_a_read_schema_is_read_through_too(agent: Agent, home: str) -> None:
+    # read_schemas lets reads into the archive; its view reads a schema that is not listed.
+    sql = f"SELECT a FROM {ARCHIVE}.window_away"
+    outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    assert isinstance(outcome, Failed) and AWAY in outcome.message
 
 
 OPEN = pytest.mark.xfail(
