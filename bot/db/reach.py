@@ -9,8 +9,8 @@ database, into a `ServerReach` snapshot:
 - ``@@lower_case_table_names``, once, when the database is first used: whether the server
   folds the case of schema and table names (0, the Linux default: ``SHOP`` and ``shop``
   are two databases);
-- the views of the database's own schema (a view reads, and an UPDATE through it writes,
-  the tables of its definition), and for writes its routines, triggers and cascading
+- the views of the database's own schema and of its read_schemas (a view reads, and an
+  UPDATE through it writes, the tables of its definition), and for writes its routines, triggers and cascading
   foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`); the run an approver allowed
   reads them afresh.
 
@@ -417,9 +417,11 @@ def _cascade(state: _Walk, parent: TableRef, events: frozenset[str], seen: set[s
 
 # --- reading it from the server -----------------------------------------------------------
 
+# The views of the own schema and of the schemas reads may go to (read_schemas): a view
+# there reads whatever its definition reads.
 _VIEWS = (
     "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS"
-    " WHERE TABLE_SCHEMA = %s"
+    " WHERE TABLE_SCHEMA IN ({schemas})"
 )
 _ROUTINES = (
     "SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION"
@@ -502,7 +504,10 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
         case_rule = int(raw.rows[0][0])
         if schema is None:
             return ServerReach(schema, case_rule, programs_read=programs)
-        views = await session.fetch(_VIEWS, (schema,), limit=_MAX_OBJECTS)
+        readable = (schema, *database.config.read_schemas)
+        views = await session.fetch(
+            _VIEWS.format(schemas=", ".join(["%s"] * len(readable))), readable, limit=_MAX_OBJECTS
+        )
         if views.truncated:
             raise ReachError(f"more than {_MAX_OBJECTS:,} views")
         read_views = await asyncio.to_thread(_views, views.rows)
