@@ -10,9 +10,9 @@ database, into a `ServerReach` snapshot:
   folds the case of schema and table names (0, the Linux default: ``SHOP`` and ``shop``
   are two databases);
 - the views of the database's own schema and of its read_schemas (a view reads, and an
-  UPDATE through it writes, the tables of its definition), and for writes its routines, triggers and cascading
-  foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`); the run an approver allowed
-  reads them afresh.
+  UPDATE through it writes, the tables of its definition), and for writes its routines,
+  triggers and cascading foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`); the
+  run an approver allowed reads them afresh.
 
 `walk` is the pure part: from a classification and a snapshot, everything each statement
 reaches, with how it gets there. A body the account cannot read, or one that runs dynamic
