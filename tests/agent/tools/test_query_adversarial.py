@@ -13,7 +13,14 @@ from pathlib import Path
 import pytest
 
 from bench.datasets import recreate_schema, schema_url
-from bot.agent import Agent, AwaitingApproval, Failed, Skills, build_model_client
+from bot.agent import (
+    Agent,
+    ApprovalDecision,
+    AwaitingApproval,
+    Failed,
+    Skills,
+    build_model_client,
+)
 from bot.config import Approvals, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.state.grants import GrantScope
@@ -260,3 +267,32 @@ async def test_a_trigger_cannot_change_more_rows_than_the_card_stated(
     )
     await attack(agent, "UPDATE t SET a = 3 WHERE id = 1")  # the card: 1 row
     assert await query(mysql_url, f"SELECT COUNT(*) FROM {HOME}.audit_log") == [(50,)]
+
+
+async def test_a_hex_number_is_counted_and_undone_as_the_number_it_is(
+    agent: Agent, home: str, mysql_url: str
+) -> None:
+    # 0x01 is the number 1 to MariaDB; the parser writes it back as x'01', a string that
+    # compares with a number as 0. The card and the before-image must not follow the rewrite.
+    await run_statements(home, ["UPDATE t SET a = 1 WHERE id = 1"])
+    before = await query(mysql_url, SNAPSHOT)
+    sql = "DELETE FROM t WHERE a = 0x01 AND id IN (1, 10)"
+    card = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    assert isinstance(card, AwaitingApproval) and card.pending.impact is not None
+    (stated,) = card.pending.impact.statements
+    assert (10, 0) not in stated.preview_rows, "row 10 is shown but row 1 is deleted"
+    decisions: list[ApprovalDecision] = []
+
+    async def on_decided(decision: ApprovalDecision) -> None:
+        decisions.append(decision)
+
+    await agent.approve(
+        card.pending.id, approver=APPROVER, scope=GrantScope.ONCE, on_decided=on_decided
+    )
+    (decision,) = decisions
+    if decision.undo_id is None:
+        return  # no undo is honest; a wrong one is not
+    undo = await agent.undo(decision.undo_id, requester=REQUESTER, session_id=SESSION)
+    assert isinstance(undo, AwaitingApproval), undo
+    await agent.approve(undo.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
+    assert await query(mysql_url, SNAPSHOT) == before
