@@ -142,6 +142,20 @@ def foreign_space(piece: Piece) -> str | None:
     return found.group() if found else None
 
 
+# 0x41 is a number in a numeric context on MariaDB; sqlglot writes it back as x'41', a
+# string, which compares with a number as 0. SQL built from a parse of such a statement
+# (the card's count and preview, the before-image for Undo) would pick other rows.
+_HEX_NUMBER = re.compile(r"(?<![\w$@.])0x[0-9A-Fa-f]+(?![\w$])")
+
+
+def rewritten_differently(sql: str) -> str:
+    """Why SQL rebuilt from the parse of ``sql`` would not mean what ``sql`` means, or ""."""
+    for piece in split(sql):
+        if _HEX_NUMBER.search(piece.masked):
+            return "a 0x… number changes meaning when the statement is rewritten (as x'…')"
+    return ""
+
+
 def has_executable_comment(sql: str) -> bool:
     """Whether ``sql`` holds a ``/*! … */`` or ``/*M! … */`` comment the server may run."""
     return any(piece.executable_comment for piece in split(sql))
