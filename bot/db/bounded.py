@@ -196,6 +196,11 @@ class _Transaction:
             if changed != len(capture.before):
                 self.reasons.append(unaccounted)
                 return
+            # Equal counts are not the same rows (RAND(), a LIMIT without ORDER BY): the
+            # rows read before must be the ones gone.
+            if capture.before and await self._still_there(table, meta, capture):
+                self.reasons.append(unaccounted)
+                return
             self._keep(change, meta, capture.columns, capture.before, ())
             return
         if change.kind == "UPDATE":
@@ -237,6 +242,12 @@ class _Transaction:
             self.reasons.append(where + "the inserted rows could not be read back by key")
             return
         self._keep(change, meta, rows.columns or (), (), tuple(tuple(r) for r in rows.rows))
+
+    async def _still_there(self, table: TableName, meta: TableMeta, capture: _Capture) -> bool:
+        positions = [_position(capture.columns, k) for k in meta.key]
+        keys = [tuple(row[p] for p in positions) for row in capture.before]
+        left = await self.fetch(await _rows_by_key(table, meta.key, keys), limit=1)
+        return bool(left.rows)
 
     def _keep(
         self,
