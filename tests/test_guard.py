@@ -410,6 +410,20 @@ REACH_TABLE = [
         "the card's cascade would not fire, and other schemas' rows would dangle",
     ),
     (
+        "EXECUTE IMMEDIATE 'DELETE FROM t /*M!999999 ; DROP TABLE t */'",
+        server(),
+        Refused,
+        "executable comment",
+        "the comment inside dynamic SQL makes its DELETE DDL, which runs unbounded",
+    ),
+    (
+        "EXECUTE IMMEDIATE 'SET sql_mode = ''ANSI_QUOTES'''; UPDATE t SET a = 1",
+        server(),
+        Refused,
+        "SQL_MODE",
+        "a setting changed through dynamic SQL changes how the next statement is read",
+    ),
+    (
         "UPDATE t SET a = 1; SET sql_mode = ''",
         server(),
         Run,

@@ -148,6 +148,11 @@ REFUSED = [
         "all 10 rows go although an unknown count allows 5",
     ),
     (
+        "EXECUTE IMMEDIATE 'DELETE FROM t /*M!999999 ; DROP TABLE t */'",
+        [],
+        "the same comment inside dynamic SQL: a DELETE of all 10 rows run as unbounded DDL",
+    ),
+    (
         "UPDATE t SET a = 7 WHERE id = 1 /*! AND 0 OR id = 2 */",
         [],
         "the card counts and previews row 1 (comment ignored); the server changes row 2",
