@@ -27,7 +27,7 @@ from bot.config import DatabaseConfig, Environment
 from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
 from bot.sql.lexical import has_executable_comment
 from bot.sql.risk import Classification, Risk
-from bot.sql.statements import changes_how_sql_is_read
+from bot.sql.statements import changes_how_sql_is_read, texts_it_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,11 +143,13 @@ def _not_as_judged(classification: Classification) -> str | None:
         if statement.risk is Risk.READ_ONLY:
             continue
         first_word = statement.kind.split(" ", 1)[0]
-        if first_word not in _DDL_WORDS and has_executable_comment(statement.text):
-            return HIDDEN_BY_COMMENT.format(number=number, kind=statement.kind)
-        setting = changes_how_sql_is_read(statement.text) if number < len(statements) else None
-        if setting is not None:
-            return REREAD.format(number=number, setting=setting)
+        # What EXECUTE IMMEDIATE '…' or PREPARE '…' hands the server counts as written out.
+        for text in texts_it_runs(statement.text):
+            if first_word not in _DDL_WORDS and has_executable_comment(text):
+                return HIDDEN_BY_COMMENT.format(number=number, kind=statement.kind)
+            setting = changes_how_sql_is_read(text) if number < len(statements) else None
+            if setting is not None:
+                return REREAD.format(number=number, setting=setting)
     return None
 
 

@@ -1176,6 +1176,32 @@ def _prepared_text(
     verdict.absorb(judge_text(text, depth + 1), prefix="the prepared statement: ")
 
 
+def texts_it_runs(sql: str, depth: int = 0) -> list[str]:
+    """``sql`` and every statement it hands the server as text to run: the literal of
+    EXECUTE IMMEDIATE '…' and PREPARE s FROM '…', nested ones too (a few levels deep)."""
+    texts = [sql]
+    if depth > 3:
+        return texts
+    for piece in split(sql):
+        tokens = tokenize(piece)
+        first = tokens[0].word if tokens else ""
+        if first == "PREPARE":
+            at = find_word(tokens, "FROM")
+        elif first == "EXECUTE" and len(tokens) > 1 and tokens[1].word == "IMMEDIATE":
+            at = 1
+        else:
+            continue
+        index = at + 1 if at >= 0 else len(tokens)
+        literals: list[str] = []
+        while index < len(tokens) and _is_literal(piece, tokens[index]):
+            literals.append(piece.text[tokens[index].start : tokens[index].end])
+            index += 1
+        if literals:
+            inner = "".join(_unescape(literal) for literal in literals)
+            texts.extend(texts_it_runs(inner, depth + 1))
+    return texts
+
+
 def _is_literal(piece: Piece, token: Token) -> bool:
     """'…', or "…" (a literal unless the server runs with ANSI_QUOTES)."""
     return token.kind is STRING or (token.kind is QUOTED and piece.text[token.start] == '"')
