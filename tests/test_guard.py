@@ -424,6 +424,16 @@ REACH_TABLE = [
         "a setting changed through dynamic SQL changes how the next statement is read",
     ),
     (
+        "CALL p(); DELETE FROM customers",
+        server(
+            routines=(routine("p", "SET foreign_key_checks = 0"),),
+            keys=(key("customers", "shop.orders", on_delete="CASCADE"),),
+        ),
+        Refused,
+        "FOREIGN_KEY_CHECKS",
+        "a procedure's SET foreign_key_checks outlives the CALL: the cascade would not fire",
+    ),
+    (
         "UPDATE t SET a = 1; SET sql_mode = ''",
         server(),
         Run,
