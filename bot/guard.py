@@ -153,6 +153,13 @@ def _not_as_judged(classification: Classification) -> str | None:
     return None
 
 
+def _settings(found: tuple[Reached, ...]) -> str | None:
+    for number, statement in enumerate(found[:-1], 1):
+        if statement.settings:
+            return REREAD.format(number=number, setting=_unique(list(statement.settings)))
+    return None
+
+
 def _commits(found: tuple[Reached, ...]) -> str | None:
     ways = [way for statement in found for way in statement.commits]
     return IMPLICIT_COMMIT.format(what=_unique(ways)) if ways else None
@@ -201,7 +208,7 @@ def decide(
             f"Blocked: the statement changes {_unique(foreign)}, outside {database.name}'s own "
             f"schema {own}; changes are allowed only in the database's own schema."
         )
-    commits = _commits(found)
+    commits = _commits(found) or _settings(found)
     if commits is not None:
         return Refused(commits)
     if granted:

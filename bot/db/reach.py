@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING
 
 from bot.db.types import DbError
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
+from bot.sql.statements import changes_how_sql_is_read
 
 if TYPE_CHECKING:
     from bot.db.database import Database
@@ -176,6 +177,9 @@ class Reached:
     # Stored programs on the way whose body runs DDL ("procedure shop.p"): MySQL/MariaDB
     # commit it implicitly, so the approved call's transaction could not bound or undo it.
     commits: tuple[str, ...] = ()
+    # Stored programs on the way that change a setting later statements are read or checked
+    # by ("procedure shop.p sets FOREIGN_KEY_CHECKS"): it outlives the CALL.
+    settings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -187,6 +191,7 @@ class _Walk:
     triggers: list[str] = field(default_factory=list)
     cascades: list[str] = field(default_factory=list)
     commits: list[str] = field(default_factory=list)
+    settings: list[str] = field(default_factory=list)
 
     def write(self, table: TableRef, via: str) -> None:
         reaching = Reaching(table, via)
@@ -208,6 +213,7 @@ class _Walk:
             tuple(self.triggers),
             tuple(self.cascades),
             tuple(self.commits),
+            tuple(self.settings),
         )
 
 
@@ -348,6 +354,9 @@ def _body(
     if any(inner.risk is Risk.DDL for inner in judged.statements) and via not in state.commits:
         state.commits.append(via)
     for inner in judged.statements:
+        setting = changes_how_sql_is_read(inner.text)
+        if setting is not None and f"{via} sets {setting}" not in state.settings:
+            state.settings.append(f"{via} sets {setting}")
         _statement(state, inner, schema, via, depth + 1, seen)
 
 
