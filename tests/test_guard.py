@@ -434,6 +434,13 @@ REACH_TABLE = [
         "a procedure's SET foreign_key_checks outlives the CALL: the cascade would not fire",
     ),
     (
+        "SET STATEMENT foreign_key_checks = 0 FOR DELETE FROM customers",
+        server(keys=(key("customers", "shop.orders", on_delete="CASCADE"),)),
+        Refused,
+        "FOREIGN_KEY_CHECKS",
+        "SET STATEMENT switches the checks off for its own DELETE: no cascade fires",
+    ),
+    (
         "UPDATE t SET a = 1; SET sql_mode = ''",
         server(),
         Run,
