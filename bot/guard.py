@@ -27,7 +27,7 @@ from bot.config import DatabaseConfig, Environment
 from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
 from bot.sql.lexical import has_executable_comment
 from bot.sql.risk import Classification, Risk
-from bot.sql.statements import changes_how_sql_is_read, texts_it_runs
+from bot.sql.statements import changes_how_sql_is_read, switches_checks, texts_it_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +76,10 @@ REREAD = (
     "Blocked: statement {number} sets {setting}, which changes how the server reads or "
     "checks the statements after it, so they would not run as they were judged and shown. "
     "Send it on its own."
+)
+UNCHECKED = (
+    "Blocked: statement {number} runs with {setting} off, so the cascades and checks the "
+    "card shows would not happen. Send it without SET STATEMENT."
 )
 IMPLICIT_COMMIT = (
     "Blocked: {what} runs DDL, which MySQL/MariaDB commit implicitly: the approved call's "
@@ -150,6 +154,9 @@ def _not_as_judged(classification: Classification) -> str | None:
             setting = changes_how_sql_is_read(text) if number < len(statements) else None
             if setting is not None:
                 return REREAD.format(number=number, setting=setting)
+            setting = switches_checks(text)
+            if setting is not None:
+                return UNCHECKED.format(number=number, setting=setting)
     return None
 
 

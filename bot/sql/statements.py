@@ -946,10 +946,28 @@ def _variable_names(tokens: list[Token], start: int, stop: int) -> list[tuple[st
 # the client character set (a multi-byte one can swallow a backslash into a character); or
 # what those statements reach: without foreign key checks no cascade the card showed fires,
 # and rows of other schemas are left pointing at rows that are gone.
-_READING_VARIABLES = frozenset(
-    {"SQL_MODE", "NAMES", "CHARSET", "CHARACTER_SET_CLIENT", "CHARACTER_SET_CONNECTION"}
-    | {"COLLATION_CONNECTION", "FOREIGN_KEY_CHECKS", "UNIQUE_CHECKS", "CHECK_CONSTRAINT_CHECKS"}
+_CHECKING_VARIABLES = frozenset({"FOREIGN_KEY_CHECKS", "UNIQUE_CHECKS", "CHECK_CONSTRAINT_CHECKS"})
+_READING_VARIABLES = (
+    frozenset(
+        {"SQL_MODE", "NAMES", "CHARSET", "CHARACTER_SET_CLIENT", "CHARACTER_SET_CONNECTION"}
+        | {"COLLATION_CONNECTION"}
+    )
+    | _CHECKING_VARIABLES
 )
+
+
+def switches_checks(sql: str) -> str | None:
+    """For SET STATEMENT foreign_key_checks=… FOR …, the setting: its own statement then runs
+    without the checks (no cascade the card showed fires); else None."""
+    for piece in split(unwrap_executable_comments(sql)):
+        tokens = tokenize(piece)
+        if len(tokens) < 2 or tokens[0].word != "SET" or tokens[1].word != "STATEMENT":
+            continue
+        at = find_word(tokens, "FOR", 2)
+        for _, name in _variable_names(tokens, 2, at if at > 0 else len(tokens)):
+            if name in _CHECKING_VARIABLES:
+                return name
+    return None
 
 
 def changes_how_sql_is_read(sql: str) -> str | None:
