@@ -28,6 +28,7 @@ from bot.db.impact_types import Impact, RowCount
 from bot.db.session import RawResult, Session
 from bot.db.types import DbError, Execution, StatementOutcome
 from bot.sql import undo as sql_undo
+from bot.sql.lexical import trim_sql
 from bot.sql.undo import RowChange, TableName
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def bounds_for(
     bounds = []
     for index, sql in enumerate(statements):
         statement = stated.get(index)
-        if statement is None or statement.sql.strip() != sql.strip():
+        if statement is None or trim_sql(statement.sql) != trim_sql(sql):
             bounds.append(unknown)  # the card did not state this statement
         elif statement.rows is None or statement.count is RowCount.UNKNOWN:
             bounds.append(unknown)
