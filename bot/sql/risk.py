@@ -40,7 +40,14 @@ Design choices:
   written: a quoted identifier is the same name (`` `autocommit` ``, ``@@session.`autocommit` ``),
   and SET STATEMENT's variable list is checked too. SET PASSWORD and
   SET DEFAULT ROLE are account DDL. LOCK/UNLOCK TABLES are transaction control (MySQL files
-  them there: they commit and hold locks for the session).
+  them there: they commit and hold locks for the session). A default or enforced storage
+  engine that is not a known local one (``default_storage_engine = CONNECT``) reaches the
+  whole server, like ENGINE=CONNECT.
+- OPTIMIZE, ANALYZE, REPAIR and CHECK TABLE are DDL: the server commits any open
+  transaction before them, so inside an approved call they would commit what ran before.
+- A Unicode space outside quotes (U+00A0, U+2000…, U+3000, and the ASCII separators
+  U+001C-U+001F) is part of a name to the server but whitespace to the parser: the names
+  read do not hold, so the statement is at least a write that reaches the whole server.
 - PREPARE s FROM '…' and EXECUTE IMMEDIATE '…' are judged by the statement in the literal (at
   least write); from a variable the statement is invisible, so they get transaction, the
   highest risk. EXECUTE s is a write: what it runs was judged when it was prepared.
