@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 from bot.config import DatabaseConfig, Environment
 from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
-from bot.sql.lexical import has_executable_comment
+from bot.sql.lexical import first_foreign_space, has_executable_comment
 from bot.sql.risk import Classification, Risk
 from bot.sql.statements import changes_how_sql_is_read, switches_checks, texts_it_runs
 
@@ -66,6 +66,10 @@ HIDDEN_TRIGGERS = (
     "Blocked: the database account may not see the triggers on {schema} (it lacks the TRIGGER "
     "privilege there), so what the change fires is not known. Grant TRIGGER on the schema to "
     "the bot's account."
+)
+FOREIGN_SPACE = (
+    "Blocked: the SQL holds {code} outside quotes. The server reads it as part of a name, not "
+    "as a space, so it would run on other tables than it seems to name. Type plain spaces."
 )
 HIDDEN_BY_COMMENT = (
     "Blocked: statement {number} ({kind}) holds an executable comment (/*! … */ or "
@@ -185,6 +189,9 @@ def decide(
 ) -> Decision:
     if not classification.statements:
         return Refused(NO_STATEMENT)
+    space = first_foreign_space(classification.sql)
+    if space is not None:
+        return Refused(FOREIGN_SPACE.format(code=f"U+{ord(space):04X}"))
     risk = classification.risk
     if risk is Risk.TRANSACTION:
         return Refused(TRANSACTION_CONTROL)

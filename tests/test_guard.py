@@ -441,6 +441,20 @@ REACH_TABLE = [
         "SET STATEMENT switches the checks off for its own DELETE: no cascade fires",
     ),
     (
+        "SELECT * FROM shop\u00a0.orders",
+        server(),
+        Refused,
+        "U+00A0",
+        "a no-break space is part of the name on the server: another schema, said plainly",
+    ),
+    (
+        "UPDATE t SET a = 'x\u00a0y' WHERE id = 1",
+        server(),
+        Run,
+        "",
+        "inside a literal it is only data",
+    ),
+    (
         "UPDATE t SET a = 1; SET sql_mode = ''",
         server(),
         Run,

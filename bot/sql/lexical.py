@@ -156,6 +156,15 @@ def rewritten_differently(sql: str) -> str:
     return ""
 
 
+def first_foreign_space(sql: str) -> str | None:
+    """`foreign_space` of the first statement of ``sql`` that holds one."""
+    for piece in split(sql):
+        space = foreign_space(piece)
+        if space is not None:
+            return space
+    return None
+
+
 def has_executable_comment(sql: str) -> bool:
     """Whether ``sql`` holds a ``/*! … */`` or ``/*M! … */`` comment the server may run."""
     return any(piece.executable_comment for piece in split(sql))
