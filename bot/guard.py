@@ -81,6 +81,11 @@ REREAD = (
     "checks the statements after it, so they would not run as they were judged and shown. "
     "Send it on its own."
 )
+PROGRAM_SETTING = (
+    "Blocked: statement {number} runs a stored program that changes a setting the statements "
+    "after it are read or checked by ({ways}), so they would not run as they were judged and "
+    "shown. Send it on its own."
+)
 UNCHECKED = (
     "Blocked: statement {number} runs with {setting} off, so the cascades and checks the "
     "card shows would not happen. Send it without SET STATEMENT."
@@ -167,7 +172,7 @@ def _not_as_judged(classification: Classification) -> str | None:
 def _settings(found: tuple[Reached, ...]) -> str | None:
     for number, statement in enumerate(found[:-1], 1):
         if statement.settings:
-            return REREAD.format(number=number, setting=_unique(list(statement.settings)))
+            return PROGRAM_SETTING.format(number=number, ways=_unique(list(statement.settings)))
     return None
 
 
