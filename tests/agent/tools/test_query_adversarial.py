@@ -107,6 +107,11 @@ PROCEDURE_WITH_DDL = "CREATE PROCEDURE mk() CREATE TABLE made (id INT)"
 SPILL = f"CREATE FUNCTION spill() RETURNS INT BEGIN UPDATE {AWAY}.t SET a = 99; RETURN 1; END"
 PEEK = f"CREATE FUNCTION peek() RETURNS INT RETURN (SELECT a FROM {AWAY}.t LIMIT 1)"
 DUPLICATE = "INSERT INTO t VALUES (2, 0)"  # fails, so the call is rolled back
+KID = [
+    "CREATE TABLE kid (id INT PRIMARY KEY, t_id INT,"
+    " CONSTRAINT fk_kid FOREIGN KEY (t_id) REFERENCES t (id) ON DELETE CASCADE)",
+    "INSERT INTO kid VALUES (1, 1)",
+]
 
 REFUSED = [
     # (sql, setup in HOME, reason)
@@ -140,6 +145,21 @@ REFUSED = [
         "CALL mk()",
         [PROCEDURE_WITH_DDL],
         "a procedure whose body is DDL runs in the bounded transaction, which cannot roll it back",
+    ),
+    (
+        f"UPDATE t SET a = 5 WHERE id = 1; CALL opt(); {DUPLICATE}",
+        ["CREATE PROCEDURE opt() OPTIMIZE TABLE t"],
+        "a procedure running OPTIMIZE TABLE commits implicitly too",
+    ),
+    (
+        "CALL nofk(); DELETE FROM t WHERE id = 1",
+        [*KID, "CREATE PROCEDURE nofk() SET foreign_key_checks = 0"],
+        "the procedure's setting outlives the CALL: the card's cascade to kid would not fire",
+    ),
+    (
+        "SET STATEMENT foreign_key_checks = 0 FOR DELETE FROM t WHERE id = 1",
+        KID,
+        "the DELETE runs without the checks: the card's cascade would not fire",
     ),
     (
         "DELETE FROM t /*M!999999 ; DROP TABLE t */",
