@@ -321,3 +321,48 @@ async def test_a_hex_number_is_counted_and_undone_as_the_number_it_is(
     assert isinstance(undo, AwaitingApproval), undo
     await agent.approve(undo.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
     assert await query(mysql_url, SNAPSHOT) == before
+
+
+async def test_a_cascade_hidden_from_the_account_is_not_approved(
+    model_server: FakeModelServer, home: str, mysql_url: str, tmp_path: Path
+) -> None:
+    # An account granted only its own schema (as the README advises) does not see the foreign
+    # keys other schemas' tables hold on it: information_schema lists a key only to holders of
+    # a privilege on the child table. The server cascades all the same.
+    account = run_schema("dbagent_t_qadv_user")
+    await run_statements(
+        mysql_url,
+        [
+            f"CREATE TABLE {AWAY}.kid (id INT PRIMARY KEY, t_id INT, CONSTRAINT fk_away"
+            f" FOREIGN KEY (t_id) REFERENCES {HOME}.t (id) ON DELETE CASCADE)",
+            f"INSERT INTO {AWAY}.kid VALUES (1, 1)",
+            f"DROP USER IF EXISTS '{account}'@'%'",
+            f"CREATE USER '{account}'@'%'",
+            f"GRANT ALL ON {HOME}.* TO '{account}'@'%'",
+        ],
+    )
+    host = home.split("@", 1)[1]
+    settings = Settings(
+        openai_base_url=model_server.url,
+        openai_api_key="test-key",
+        openai_model="fake-model",
+        databases=[
+            DatabaseConfig(name="home", url=f"mysql://{account}@{host}", environment="staging")
+        ],
+        limits=Limits(model_max_retries=2, statement_timeout_s=10),
+    )
+    store = await StateStore.open(tmp_path / "restricted")
+    registry = DatabaseRegistry(settings.databases, settings.limits)
+    model = build_model_client(settings, stream=False)
+    restricted = Agent(
+        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+    )
+    try:
+        outcome = await attack(restricted, "DELETE FROM t WHERE id = 1")
+    finally:
+        await model.close()
+        await registry.close()
+        await store.close()
+        await run_statements(mysql_url, [f"DROP USER IF EXISTS '{account}'@'%'"])
+    assert await query(mysql_url, f"SELECT COUNT(*) FROM {AWAY}.kid") == [(1,)]
+    assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:")
