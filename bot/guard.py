@@ -99,6 +99,12 @@ IMPLICIT_COMMIT = (
 _DDL_WORDS = frozenset(
     {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "OPTIMIZE", "ANALYZE", "REPAIR", "CHECK"}
 )
+HIDDEN_KEYS = (
+    "Blocked: the database account may not see the foreign keys other schemas' tables hold "
+    "on {schema} (information_schema lists a key only to holders of a privilege on its "
+    "table), so where the change cascades is not known. Grant the bot's account a table "
+    "privilege on *.* that lets it write nothing, such as REFERENCES."
+)
 # The classifier's target schema for statements that reach beyond any one database.
 SERVER_WIDE = "*"
 _BEYOND = (
@@ -221,6 +227,8 @@ def decide(
         return Refused(UNREAD_PROGRAMS)
     if not reach.triggers_visible and any(s.risk is Risk.WRITE for s in classification.statements):
         return Refused(HIDDEN_TRIGGERS.format(schema=own))
+    if not reach.keys_visible and any(s.risk is Risk.WRITE for s in classification.statements):
+        return Refused(HIDDEN_KEYS.format(schema=own))
     foreign = _foreign_writes(found, reach)
     if foreign:
         return Refused(

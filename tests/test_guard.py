@@ -624,3 +624,10 @@ def test_what_a_view_reaches(risk, written, read, views, triggers, expected, wor
     assert isinstance(decision, expected), f"{why}: {decision}"
     if words:
         assert isinstance(decision, Refused) and words in decision.reason, why
+
+
+def test_a_write_is_refused_when_the_account_may_not_see_every_foreign_key():
+    hidden = ServerReach("shop", 0, programs_read=True, keys_visible=False)
+    decision = judge("DELETE FROM customers WHERE id = 1", reach=hidden)
+    assert isinstance(decision, Refused) and "REFERENCES" in decision.reason
+    assert isinstance(judge("SELECT * FROM customers", reach=hidden), Run)

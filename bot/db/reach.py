@@ -125,6 +125,11 @@ class ServerReach:
     # information_schema.TRIGGERS lists only triggers the account holds TRIGGER for: without
     # that privilege on the schema, "no triggers" means "none it may see".
     triggers_visible: bool = True
+    # information_schema lists a foreign key only to holders of a privilege on its child
+    # table: an account granted just its own schema cannot see the keys other schemas'
+    # tables hold on it, and the server cascades into them all the same. A table privilege
+    # held globally (REFERENCES will do) shows every key.
+    keys_visible: bool = True
     # A view reads (and an UPDATE on it writes) the tables of its definition.
     views: tuple[View, ...] = ()
 
@@ -455,6 +460,12 @@ _FOREIGN_KEYS = (
     "  rc.UNIQUE_CONSTRAINT_SCHEMA, rc.REFERENCED_TABLE_NAME, rc.UPDATE_RULE, rc.DELETE_RULE"
 )
 
+# A table privilege held globally: information_schema then lists every foreign key.
+_GLOBAL_TABLE_PRIVILEGE = (
+    "SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE IN"
+    " ('SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'DROP', 'REFERENCES', 'INDEX',"
+    " 'ALTER', 'CREATE VIEW', 'SHOW VIEW', 'TRIGGER', 'DELETE HISTORY')"
+)
 # Held globally or for the schema (SCHEMA_PRIVILEGES names may be LIKE patterns: shop\_%).
 _TRIGGER_PRIVILEGE = (
     "SELECT (SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES"
@@ -526,14 +537,18 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
         triggers = await session.fetch(_TRIGGERS, (schema,), limit=_MAX_OBJECTS)
         keys = await session.fetch(_FOREIGN_KEYS, (schema,), limit=_MAX_OBJECTS)
         privilege = await session.fetch(_TRIGGER_PRIVILEGE, (schema,), limit=1)
+        global_privilege = await session.fetch(_GLOBAL_TABLE_PRIVILEGE, limit=1)
     triggers_visible = bool(privilege.rows and int(privilege.rows[0][0] or 0) > 0)
+    keys_visible = bool(global_privilege.rows and int(global_privilege.rows[0][0] or 0) > 0)
     if routines.truncated or triggers.truncated or keys.truncated:
         raise ReachError(f"more than {_MAX_OBJECTS:,} routines, triggers or foreign keys")
     # Classifying bodies is CPU work of unbounded size: off the event loop.
     snapshot = await asyncio.to_thread(
         _snapshot, schema, case_rule, routines.rows, triggers.rows, keys.rows
     )
-    return dataclasses.replace(snapshot, triggers_visible=triggers_visible, views=read_views)
+    return dataclasses.replace(
+        snapshot, triggers_visible=triggers_visible, keys_visible=keys_visible, views=read_views
+    )
 
 
 def _views(rows: Iterable[tuple[object, ...]]) -> tuple[View, ...]:
