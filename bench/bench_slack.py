@@ -54,9 +54,10 @@ from bot.agent import Agent, Skills, build_model_client
 from bot.agent.model import ModelClient
 from bot.config import DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
-from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.state.store import StateStore
+from bot.slack.web_api import ChannelPacer, api_session, make_client
+from bot.state import open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
@@ -126,12 +127,26 @@ def instrument(app: AsyncApp, model: ModelClient) -> None:
     upload = client._upload_file
     complete = model.complete
 
+    streams: dict[str, str] = {}  # a streamed message's ts → its thread
+
+    def answered(thread_ts: str) -> None:
+        ANSWERS[thread_ts] = ANSWERS.get(thread_ts, 0) + 1
+
     async def timed_api_call(api_method: str, **kwargs: Any) -> Any:
         SLACK_CALLS.append(api_method)
         sent = kwargs.get("json") or {}
         if api_method == "chat.postMessage" and str(sent.get("text")).startswith("Answer to"):
-            ANSWERS[sent["thread_ts"]] = ANSWERS.get(sent["thread_ts"], 0) + 1
-        return await _timed(lambda: api_call(api_method, **kwargs), slack=True)
+            answered(sent["thread_ts"])
+        response = await _timed(lambda: api_call(api_method, **kwargs), slack=True)
+        # A run that streamed its steps ends its stream with the answer's text.
+        if api_method == "chat.startStream":
+            streams[str(response.get("ts"))] = sent["thread_ts"]
+        if api_method == "chat.stopStream":
+            texts = [str(chunk.get("text")) for chunk in sent.get("chunks") or ()]
+            thread_ts = streams.get(str(sent.get("ts")))
+            if thread_ts and any(text.startswith("Answer to") for text in texts):
+                answered(thread_ts)
+        return response
 
     async def timed_upload(*args: Any, **kwargs: Any) -> Any:
         return await _timed(lambda: upload(*args, **kwargs), slack=True)
@@ -207,20 +222,25 @@ class Bench:
         self._ts = 0
 
     async def start(self) -> None:
-        self.store = await StateStore.open(self.state)
+        self.store = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         self.model = model = build_model_client(self.settings)
         agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.store,
             databases=self.registry,
             model=model,
             skills=Skills.load(),
         )
-        self.session = aiohttp.ClientSession()
-        self.app = build_app(
-            self.settings, agent, self.store, make_client(self.settings, session=self.session)
-        )
+        self.session = api_session()
+        # All threads share one channel, where Slack would allow about one post a second:
+        # the bot's own pacing is lifted here (the fake Slack has no such limit), since this
+        # measures the bot's overhead, not Slack's rate (tests/slack/test_web_api.py does).
+        unpaced = ChannelPacer(rate=10_000.0, burst=10_000)
+        client = make_client(self.settings, session=self.session, pacer=unpaced)
+        self.app = build_app(self.settings, agent, self.store, client)
         instrument(self.app, model)
         web_app = build_web_app(self.app)
         web_app.middlewares.append(start_turn)
@@ -390,7 +410,7 @@ GROUPS = (
     ),
     ("SQL classifier (bot/sql, sqlglot)", ("bot/sql/", "sqlglot")),
     ("database (bot/db, asyncmy)", ("bot/db/", "asyncmy/")),
-    ("guard, state store", ("bot/guard", "bot/state/", "sqlitedict")),
+    ("guard, state store", ("bot/guard", "bot/state/", "sqlite3")),
     ("aiohttp, asyncio, json, other", ("",)),
 )
 

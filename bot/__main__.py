@@ -11,9 +11,10 @@ import os
 import sys
 
 from bot.config import ConfigError
-from bot.state.store import StateError
+from bot.state import StateError
 
-USAGE = """usage: python -m bot [serve | console [--mode agent|ask] [--database NAME] |
+USAGE = """usage: python -m bot [serve [--workers N] |
+                     console [--mode agent|ask] [--database NAME] |
                      audit [--since 2024-05-01T00:00|1h|2d] [--json]]"""
 
 
@@ -38,7 +39,10 @@ def main(argv: list[str] | None = None) -> int:
     _configure_logging()
     try:
         if command == "serve":
-            return asyncio.run(_serve())
+            from bot.workers import parse_workers, serve_workers
+
+            workers = parse_workers(args)
+            return serve_workers(workers) if workers > 1 else asyncio.run(_serve())
         if command == "console":
             from bot.console import console_main
 

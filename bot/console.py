@@ -32,8 +32,8 @@ from bot.agent import (
     build_model_client,
 )
 from bot.config import ConfigError, Mode, load_settings
+from bot.state import open_state
 from bot.state.grants import GrantScope
-from bot.state.store import StateStore
 from bot.visible import visible
 
 ReadLine = Callable[[str], Awaitable[str | None]]
@@ -221,13 +221,13 @@ async def console_main(argv: list[str]) -> int:
         if not databases:
             names = ", ".join(db.name for db in settings.databases) or "none"
             raise ConfigError(f"--database {args.database!r} is not configured (have: {names})")
-    store = await StateStore.open(settings.dbagent_state_dir)
+    state = await open_state(settings)
     registry = DatabaseRegistry(databases, settings.limits)
     model = build_model_client(settings)
     try:
         agent = Agent(
             settings=settings,
-            store=store,
+            state=state,
             databases=registry,
             model=model,
             skills=Skills.load(),
@@ -239,4 +239,4 @@ async def console_main(argv: list[str]) -> int:
     finally:
         await model.close()
         await registry.close()
-        await store.close()
+        await state.close()

@@ -207,6 +207,10 @@ def decide(
     if risk is Risk.TRANSACTION:
         return Refused(TRANSACTION_CONTROL)
     found = reached(classification, reach)
+    # Before the reads: a statement read otherwise than judged is refused for what it is.
+    hidden = _not_as_judged(classification)
+    if hidden is not None:
+        return Refused(hidden)
     own = database.schema_name or "(none configured)"
     foreign_reads = _foreign_reads(found, reach, database)
     if foreign_reads:
@@ -220,9 +224,6 @@ def decide(
         return Run(read_only=True, use_replica=database.read_url is not None)
     if database.environment is Environment.PRODUCTION:
         return Refused(PRODUCTION_WRITE)
-    hidden = _not_as_judged(classification)
-    if hidden is not None:
-        return Refused(hidden)
     if not reach.programs_read:
         return Refused(UNREAD_PROGRAMS)
     if not reach.triggers_visible and any(s.risk is Risk.WRITE for s in classification.statements):

@@ -9,8 +9,9 @@ runs, character for character.
 
 Marked: Unicode categories Cc (controls: ESC, CR, NUL, DEL, C1), Cf (format: soft hyphen,
 zero-width space/joiners, bidi marks and embeddings, BOM, tags), Zl and Zp (line and
-paragraph separators), and every bidi control whatever its category. Left alone: newline
-and tab, which lay text out without hiding any of it.
+paragraph separators), lone surrogates (Cs, which a terminal cannot print), and every
+bidi control whatever its category. Left alone: newline and tab, which lay text out without
+hiding any of it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,9 @@ import re
 import unicodedata
 
 _KEPT = frozenset("\n\t")
-_MARKED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp"})
+# Cs too: a lone surrogate (a model's JSON may carry "\ud800") cannot even be written to a
+# UTF-8 terminal, so it is shown rather than left to fail the whole line.
+_MARKED_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 # Bidi controls (all Cf today; listed so a future Unicode version cannot drop one).
 _BIDI_CONTROLS = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"

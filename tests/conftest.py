@@ -1,21 +1,24 @@
-"""Shared fixtures. Tests that need MariaDB take `mysql_url`; when the server is unreachable
-they skip with a loud reason locally and fail under CI=true."""
+"""Shared fixtures. Tests that need MariaDB take `mysql_url`, tests that need Redis take
+`redis_url`; when the server is unreachable they skip with a loud reason locally and fail
+under CI=true."""
 
 from __future__ import annotations
 
 import asyncio
 import os
+import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import asyncmy
 import pytest
 
-from bot.config import ConnectionTarget
-from bot.state.store import StateStore
+from bot.config import ConnectionTarget, Settings
+from bot.state import State, open_state
 from tests.schemas import PREFIX, RUN_SUFFIX
 
 MYSQL_URL = os.environ.get("DBAGENT_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
+REDIS_URL = os.environ.get("DBAGENT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 
 _reachable: bool | None = None
 _reason = ""
@@ -87,7 +90,57 @@ def drop_this_runs_schemas_at_the_end() -> Iterator[None]:
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[StateStore]:
-    opened = await StateStore.open(tmp_path / "state")
+async def state(tmp_path: Path) -> AsyncIterator[State]:
+    """An embedded store of its own."""
+    opened = await open_state(Settings(dbagent_state_dir=tmp_path / "state", databases=[]))
     yield opened
     await opened.close()
+
+
+_redis_reachable: bool | None = None
+_redis_reason = ""
+
+
+async def _probe_redis(url: str) -> tuple[bool, str]:
+    import redis.asyncio as redis
+
+    client = redis.Redis.from_url(url, socket_connect_timeout=3, socket_timeout=3)
+    try:
+        await client.ping()
+    except Exception as exc:
+        return False, f"{type(exc).__name__}: {exc}"
+    finally:
+        await client.aclose()
+    return True, ""
+
+
+@pytest.fixture
+async def redis_url() -> str:
+    """URL of the test Redis (DBAGENT_TEST_REDIS_URL, default 127.0.0.1:6379/0). Keys must
+    carry `redis_prefix`, unique to the test."""
+    global _redis_reachable, _redis_reason
+    if _redis_reachable is None:
+        _redis_reachable, _redis_reason = await _probe_redis(REDIS_URL)
+    if not _redis_reachable:
+        message = f"Redis at {REDIS_URL} is unreachable ({_redis_reason})"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(f"!!! SKIPPED: {message}")
+    return REDIS_URL
+
+
+@pytest.fixture
+async def redis_prefix(request: pytest.FixtureRequest) -> AsyncIterator[str]:
+    """A key prefix unique to this run and test; its keys are deleted at the end."""
+    prefix = f"{PREFIX}{RUN_SUFFIX}:{uuid.uuid4().hex[:8]}:"
+    yield prefix
+    if _redis_reachable:
+        import redis.asyncio as redis
+
+        client = redis.Redis.from_url(REDIS_URL)
+        try:
+            keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=1000)]
+            if keys:
+                await client.delete(*keys)
+        finally:
+            await client.aclose()

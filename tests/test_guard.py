@@ -8,6 +8,7 @@ from bot.config import DatabaseConfig
 from bot.db.reach import ForeignKey, Routine, ServerReach, Trigger, View
 from bot.guard import Decision, NeedsApproval, Refused, Run, decide
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
+from bot.sql.routines import classify_routine_body
 
 
 def classification(
@@ -161,11 +162,11 @@ def test_a_server_wide_statement_says_so():
 
 
 def routine(name: str, body: str | None, schema: str = "shop") -> Routine:
-    return Routine(schema, name, "PROCEDURE", body, classify(body) if body else None)
+    return Routine(schema, name, "PROCEDURE", body, classify_routine_body(body) if body else None)
 
 
 def trigger(table: str, event: str, body: str, *, name: str = "trg") -> Trigger:
-    return Trigger("shop", name, "shop", table, event, "AFTER", body, classify(body))
+    return Trigger("shop", name, "shop", table, event, "AFTER", body, classify_routine_body(body))
 
 
 def key(parent: str, child: str, *, on_delete: str = "RESTRICT", on_update: str = "RESTRICT"):
@@ -224,12 +225,57 @@ REACH_TABLE = [
     ("CALL p()", server(routines=(routine("p", "CALL p()"),)), Run, "", "recursion ends"),
     (
         "CALL p()",
-        server(routines=(routine("p", "BEGIN UPDATE t SET a = 1; END"),)),
+        server(routines=(routine("p", "BEGIN UPDATE t SET a = 1; DELETE FROM other.x; END"),)),
         Refused,
-        "BEGIN … END",
-        "a compound body is not checked statement by statement",
+        "other.x",
+        "a compound body is judged statement by statement",
+    ),
+    (
+        "CALL p()",
+        server(routines=(routine("p", "BEGIN IF 1 THEN UPDATE t SET a = 1; END IF; END"),)),
+        Run,
+        "",
+        "and one that stays home runs",
+    ),
+    (
+        "CALL p()",
+        server(routines=(routine("p", "BEGIN PREPARE s FROM @q; EXECUTE s; END"),)),
+        Refused,
+        "dynamic SQL",
+        "dynamic SQL inside a block reaches the whole server",
+    ),
+    (
+        "UPDATE t SET a = f(1)",
+        server(
+            routines=(
+                Routine(
+                    "shop",
+                    "f",
+                    "FUNCTION",
+                    "RETURN (SELECT COUNT(*) FROM other.x)",
+                    classify_routine_body("RETURN (SELECT COUNT(*) FROM other.x)"),
+                ),
+            )
+        ),
+        Refused,
+        "other.x",
+        "a stored function's body reads count too",
     ),
     ("CALL p()", server(routines=(routine("p", "COMMIT"),)), Refused, "transaction", "COMMIT"),
+    (
+        "CALL p()",
+        server(routines=(routine("p", "INSERT INTO t SELECT user FROM mysql.user"),)),
+        Refused,
+        "reads mysql.user (through procedure shop.p)",
+        "a body's reads are confined like the statement's",
+    ),
+    (
+        "UPDATE t SET a = 1",
+        server(triggers=(trigger("t", "UPDATE", "INSERT INTO log SELECT id FROM other.x"),)),
+        Refused,
+        "reads other.x",
+        "so are a trigger's",
+    ),
     (
         "CALL p()",
         server(routines=(routine("p", "SET GLOBAL max_connections = 1"),)),

@@ -43,6 +43,7 @@ MARKED = [
     ("\x0c", "FORM FEED"),
     ("\u2028", "LINE SEPARATOR (Zl) breaks a line where no newline is seen"),
     ("\u2029", "PARAGRAPH SEPARATOR (Zp)"),
+    ("\ud800", "a lone surrogate cannot be printed at all"),
 ]
 
 

@@ -1,7 +1,8 @@
 """The Agent: the entry points an adapter (Slack, the console) calls.
 
-Runs of one session never overlap: each takes the session's lock (asyncio.Lock wakes its
-waiters first come, first served). Different sessions run concurrently.
+Runs of one session never overlap: each holds the session's lease from the state (first
+come, first served; across processes when they share Redis). Different sessions run
+concurrently.
 """
 
 from __future__ import annotations
@@ -10,14 +11,11 @@ import asyncio
 import logging
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable
-from contextlib import asynccontextmanager
+from collections.abc import Awaitable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from bot.agent.loop import (
-    PENDING,
-    QUESTIONS,
     OnDecided,
     Parts,
     Runner,
@@ -54,10 +52,8 @@ from bot.config import Environment, Mode, Settings
 from bot.db.images import TableImage
 from bot.db.types import DbError
 from bot.db.undo import rows_took_the_change
-from bot.state.audit import AuditLog
-from bot.state.executions import ExecutionRecord, Executions, Phase
-from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore, Table
+from bot.state import GrantScope, State
+from bot.state.executions import ExecutionRecord, Phase
 
 if TYPE_CHECKING:
     from bot.db import DatabaseRegistry
@@ -96,46 +92,25 @@ def _narrowest(chosen: tuple[str, ...], scope: GrantScope) -> GrantScope:
 STOPPED_BY = "stopped by"
 
 
-class SessionLocks:
-    """One asyncio.Lock per session id, dropped when nobody holds or waits for it."""
-
-    def __init__(self) -> None:
-        self._locks: dict[str, asyncio.Lock] = {}
-        self._users: dict[str, int] = {}
-
-    @asynccontextmanager
-    async def hold(self, key: str) -> AsyncIterator[None]:
-        lock = self._locks.setdefault(key, asyncio.Lock())
-        self._users[key] = self._users.get(key, 0) + 1
-        try:
-            async with lock:
-                yield
-        finally:
-            self._users[key] -= 1
-            if not self._users[key]:
-                del self._users[key]
-                del self._locks[key]
-
-
 class Agent:
     def __init__(
         self,
         *,
         settings: Settings,
-        store: StateStore,
+        state: State,
         databases: DatabaseRegistry,
         model: ModelClient,
         skills: Skills,
     ) -> None:
         self.settings = settings
-        self.store = store
-        self.sessions = Sessions(store)
-        self.audit = AuditLog(store)
-        self.grants = Grants(store, settings.limits)
-        self.executions = Executions(store)
+        self.state = state
+        self.sessions = Sessions(state.sessions)
+        self.audit = state.audit
+        self.grants = state.grants
+        self.executions = state.executions
         self._parts = Parts(
             settings=settings,
-            store=store,
+            state=state,
             sessions=self.sessions,
             databases=databases,
             model=model,
@@ -143,7 +118,7 @@ class Agent:
             grants=self.grants,
             audit=self.audit,
         )
-        self._locks = SessionLocks()
+        self._locks = state.leases
         # The model run of each session now working, so a person can stop it.
         self._runs: dict[str, asyncio.Task[Outcome]] = {}
         self._stopped_by: dict[str, str] = {}
@@ -224,8 +199,7 @@ class Agent:
 
     async def waiting_approvals(self) -> list[PendingApproval]:
         """Every approval not yet decided, oldest first."""
-        records = [PendingApproval.from_json(data) for _, data in await self.store.items(PENDING)]
-        return sorted(records, key=lambda pending: pending.created_at)
+        return [PendingApproval.from_json(data) for data in await self.state.pending.waiting()]
 
     async def approve(
         self,
@@ -273,7 +247,7 @@ class Agent:
             )
 
     async def question(self, question_id: str) -> Question | None:
-        data = await self.store.get(QUESTIONS, question_id)
+        data = await self.state.questions.get(question_id)
         return None if data is None else Question.from_json(data)
 
     async def run_statement(
@@ -309,11 +283,11 @@ class Agent:
             impact=outcome.impact,
             required=self.settings.approvals.required_for(Environment(outcome.environment)),
         )
-        await self.store.put(PENDING, pending.id, pending.to_json())
+        await self.state.pending.add(pending.to_json())
         return AwaitingApproval(pending)
 
     async def pending(self, pending_id: str) -> PendingApproval | None:
-        data = await self.store.get(PENDING, pending_id)
+        data = await self.state.pending.get(pending_id)
         return None if data is None else PendingApproval.from_json(data)
 
     async def session(self, session_id: str) -> Session | None:
@@ -326,21 +300,23 @@ class Agent:
         is audited as `outcome unknown`, its paused call (if any) answered with what is
         known, its grant dropped, and it is returned for the adapter to tell the thread."""
 
-        def mark(table: Table) -> int:
-            count = 0
-            for key, data in table.items():
-                if data.get("status") == SessionStatus.RUNNING.value:
-                    data["status"] = SessionStatus.INTERRUPTED.value
-                    data["last_error"] = INTERRUPTED
-                    table[key] = data
-                    count += 1
-            return count
-
-        count = await self.store.transact("sessions", mark)
+        count = 0
+        for session_id in await self.sessions.running():
+            if await self.state.leases.held(session_id):  # another replica runs it now
+                continue
+            session = await self.sessions.load(session_id)
+            if session is None or session.status is not SessionStatus.RUNNING:
+                continue
+            session.status = SessionStatus.INTERRUPTED
+            session.last_error = INTERRUPTED
+            await self.sessions.save(session)
+            count += 1
         if count:
             log.info("%d session(s) were interrupted by a restart", count)
         interrupted = []
         for record in await self.executions.unfinished():
+            if await self.state.leases.held(record.session_id):  # running on another replica
+                continue
             item = interrupted_change(record, await self._rows_took_it(record))
             await self.audit.record(
                 session_id=record.session_id,
@@ -373,7 +349,7 @@ class Agent:
             self._parts, self.executions, undo_id, requester=requester, session_id=session_id
         )
         if isinstance(outcome, AwaitingApproval):
-            await self.store.put(PENDING, outcome.pending.id, outcome.pending.to_json())
+            await self.state.pending.add(outcome.pending.to_json())
             await record_pending(self.audit, outcome.pending, None, "awaiting_approval")
         return outcome
 
@@ -415,7 +391,7 @@ class Agent:
         progress: Progress | None,
         on_decided: OnDecided | None,
     ) -> Outcome:
-        record = await self.store.get(PENDING, pending_id)
+        record = await self.state.pending.get(pending_id)
         if record is None:
             raise AlreadyDecided(pending_id)
         if time.time() - float(record.get("created_at") or 0) > self.settings.limits.approval_ttl_s:
@@ -463,18 +439,16 @@ class Agent:
     async def _claim(
         self, pending_id: str, approver: str, scope: GrantScope | None
     ) -> PendingApproval | AwaitingApproval:
-        """One store transaction: a deny, or the approval that completes the count, takes
+        """One atomic step of the store: a deny, or the approval that completes the count, takes
         the record (exactly one click can); an earlier approval is counted (once per person)
         and the record stays, awaiting the next approver."""
 
-        def tally(table: Table) -> tuple[bool, PendingApproval] | None:
-            data = table.get(pending_id)
-            if data is None:
-                return None
+        def tally(
+            data: dict[str, Any],
+        ) -> tuple[dict[str, Any] | None, tuple[bool, PendingApproval]]:
             pending = PendingApproval.from_json(data)
             if scope is None:
-                table.pop(pending_id)
-                return True, pending
+                return None, (True, pending)
             if approver not in pending.approvals:
                 pending = replace(
                     pending,
@@ -482,13 +456,11 @@ class Agent:
                     scopes=(*pending.scopes, scope.value),
                 )
             if len(pending.approvals) >= self._required(pending):
-                table.pop(pending_id)
-                return True, pending
-            table[pending_id] = pending.to_json()
-            return False, pending
+                return None, (True, pending)
+            return pending.to_json(), (False, pending)
 
-        claimed = await self.store.transact(PENDING, tally)
-        if claimed is None:
+        found, claimed = await self.state.pending.update(pending_id, tally)
+        if not found or claimed is None:
             raise AlreadyDecided(pending_id)
         complete, pending = claimed
         if not complete:
@@ -500,7 +472,7 @@ class Agent:
     async def _expire(self, pending_id: str) -> None:
         """An undecided approval past its lifetime: drop it, tell the audit log, and answer
         the paused call (if any) so the thread can go on."""
-        claimed = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+        claimed = await self.state.pending.claim(pending_id)
         if claimed is None:
             return
         pending = PendingApproval.from_json(claimed)
@@ -529,7 +501,7 @@ class Agent:
         value: str,
         progress: Progress | None,
     ) -> Outcome:
-        claimed = await self.store.transact(QUESTIONS, lambda table: table.pop(question.id))
+        claimed = await self.state.questions.claim(question.id)
         call = find_call(session.messages, question.tool_call_id)
         if claimed is None or call is None:
             raise AlreadyDecided(question.id)
@@ -592,7 +564,7 @@ class Agent:
         pending_call = None
         pending_id = session.pending_id
         if pending_id is not None:
-            record = await self.store.transact(PENDING, lambda table: table.pop(pending_id))
+            record = await self.state.pending.claim(pending_id)
             if record is not None:
                 pending = PendingApproval.from_json(record)
                 pending_call = pending.tool_call_id
@@ -600,7 +572,7 @@ class Agent:
         question_call = None
         question_id = session.question_id
         if question_id is not None:
-            record = await self.store.transact(QUESTIONS, lambda table: table.pop(question_id))
+            record = await self.state.questions.claim(question_id)
             if record is not None:
                 question_call = record["tool_call_id"]
         superseding = session.status in (

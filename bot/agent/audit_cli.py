@@ -13,8 +13,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from bot.state.audit import AuditLog
-from bot.state.store import STATE_FILE, StateStore
+from bot.config import Settings
+from bot.state import StateError, open_state
 from bot.visible import visible
 
 _RELATIVE = re.compile(r"^\s*(\d+)\s*([smhdw])\s*$")
@@ -89,14 +89,18 @@ async def audit_main(argv: list[str], out: TextIO | None = None) -> int:
     except ValueError as exc:
         print(f"dbagent: {exc}", file=sys.stderr)
         return 2
-    if not (args.state_dir / STATE_FILE).exists():
-        print(f"dbagent: no state in {args.state_dir} (set DBAGENT_STATE_DIR)", file=sys.stderr)
-        return 2
-    store = await StateStore.open(args.state_dir)
+    # DBAGENT_STATE_URL still applies. Read-only and without the embedded directory's
+    # lock: the bot may be serving from it meanwhile.
+    settings = Settings(dbagent_state_dir=args.state_dir, databases=[])
     try:
-        records = await AuditLog(store).since(since)
+        state = await open_state(settings, read_only=True)
+    except StateError as exc:
+        print(f"dbagent: {exc}", file=sys.stderr)
+        return 2
+    try:
+        records = await state.audit.since(since)
     finally:
-        await store.close()
+        await state.close()
     if args.json:
         for record in records:
             out.write(json.dumps(record, ensure_ascii=False) + "\n")

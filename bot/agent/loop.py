@@ -48,18 +48,15 @@ from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall
 from bot.config import Environment, Mode, Settings
+from bot.state import State, StateError
 from bot.state.audit import AuditLog
-from bot.state.executions import Executions
 from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore
 
 if TYPE_CHECKING:
     from bot.db import DatabaseRegistry
 
 log = logging.getLogger(__name__)
 
-PENDING = "pending"
-QUESTIONS = "questions"
 Wait = PendingApproval | Question  # what a paused run waits for
 OnDecided = Callable[[ApprovalDecision], Awaitable[None]]
 
@@ -69,7 +66,7 @@ class Parts:
     """What every run shares."""
 
     settings: Settings
-    store: StateStore
+    state: State
     sessions: Sessions
     databases: DatabaseRegistry
     model: ModelClient
@@ -91,7 +88,7 @@ class Parts:
             grants=self.grants,
             audit=self.audit,
             approver=approver,
-            executions=Executions(self.store),
+            executions=self.state.executions,
         )
 
 
@@ -165,6 +162,9 @@ class Runner:
             return await step()
         except ModelError as exc:
             return await self.fail(str(exc))
+        except StateError as exc:  # saving would fail too: say so, and stop here
+            log.error("run of session %s stopped: %s", self.session.id, exc)
+            return Failed(f"I could not save this conversation, so I stopped: {exc}")
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -285,7 +285,7 @@ class Runner:
         )
         # The pending record first: a crash between the two writes leaves a record whose
         # session does not point at it, which a click reports as already decided.
-        await self.parts.store.put(PENDING, pending.id, pending.to_json())
+        await self.parts.state.pending.add(pending.to_json())
         self.session.status = SessionStatus.AWAITING_APPROVAL
         self.session.pending_id = pending.id
         await self.save()
@@ -302,7 +302,7 @@ class Runner:
             requester=self.requester.user_id,
             created_at=time.time(),
         )
-        await self.parts.store.put(QUESTIONS, question.id, question.to_json())
+        await self.parts.state.questions.add(question.to_json())
         self.session.status = SessionStatus.AWAITING_REPLY
         self.session.question_id = question.id
         await self.save()

@@ -1,6 +1,6 @@
 """Sessions: one conversation (a Slack thread, a console run), persisted after every step.
 
-Stored as JSON in the state store's "sessions" table under the session id. The messages are
+Stored as JSON by the state's session repository under the session id. The messages are
 the chat completions messages (user, assistant with tool calls, tool results) without the
 system prompt, which is rebuilt for every model call.
 """
@@ -14,9 +14,7 @@ from typing import Any
 
 from bot.agent.outcomes import Requester
 from bot.config import Mode
-from bot.state.store import StateStore
-
-TABLE = "sessions"
+from bot.state.sessions import Sessions as SessionRecords
 
 
 class SessionStatus(StrEnum):
@@ -85,11 +83,11 @@ class Session:
 
 
 class Sessions:
-    def __init__(self, store: StateStore) -> None:
-        self._store = store
+    def __init__(self, records: SessionRecords) -> None:
+        self._records = records
 
     async def load(self, session_id: str) -> Session | None:
-        data = await self._store.get(TABLE, session_id)
+        data = await self._records.get(session_id)
         return None if data is None else Session.from_json(data)
 
     async def load_or_create(self, session_id: str, mode: Mode) -> Session:
@@ -97,7 +95,8 @@ class Sessions:
 
     async def save(self, session: Session) -> None:
         session.updated_at = time.time()
-        await self._store.put(TABLE, session.id, session.to_json())
+        await self._records.save(session.to_json())
 
-    async def all(self) -> list[Session]:
-        return [Session.from_json(data) for _, data in await self._store.items(TABLE)]
+    async def running(self) -> list[str]:
+        """Ids of the sessions saved while a run was going on."""
+        return await self._records.running()

@@ -13,6 +13,7 @@ A statement's count does not see what the statements before it in the same call 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -42,6 +43,12 @@ _KEYS = (
 _SIZE = (
     "SELECT TABLE_ROWS, DATA_LENGTH FROM information_schema.TABLES"
     " WHERE TABLE_SCHEMA = %s AND TABLE_NAME = %s"
+)
+# sql_mode flags under which the same text parses differently (MariaDB's compatibility modes
+# imply some of them).
+_MISREAD_MODES = frozenset(
+    {"ANSI", "ANSI_QUOTES", "PIPES_AS_CONCAT", "NO_BACKSLASH_ESCAPES", "HIGH_NOT_PRECEDENCE"}
+    | {"ORACLE", "MSSQL", "DB2", "POSTGRESQL", "MAXDB"}
 )
 DDL_NO_UNDO = "DDL cannot be undone: MySQL/MariaDB commit it at once"
 
@@ -76,10 +83,13 @@ async def measure(
     """The impact of every statement; what could not be measured in time says so."""
     started = clock()
     budget = _Budget(approvals.impact_timeout_s, clock)
+    misread = await _misread_modes(database, budget)
     measured = []
     for statement in classification.statements:
         try:
-            measured.append(await _statement(database, statement, reach, approvals, budget))
+            measured.append(
+                await _statement(database, statement, reach, approvals, budget, misread)
+            )
         except Exception as exc:  # the card still goes out, saying plainly what is not known
             log.warning("measuring the impact of a statement failed", exc_info=True)
             measured.append(
@@ -101,6 +111,7 @@ async def _statement(
     reach: ServerReach,
     approvals: Approvals,
     budget: _Budget,
+    misread: str,
 ) -> StatementImpact:
     kind = statement.kind
     if statement.risk is Risk.DDL:
@@ -127,6 +138,10 @@ async def _statement(
         built = plan(statement.text, kind, keys)
     else:  # parsing a long statement would hold the event loop
         built = await asyncio.to_thread(plan, statement.text, kind, keys)
+    if misread:  # the queries would not mean what the statement means: run none of them
+        built = dataclasses.replace(
+            built, count_sql=None, explain_sql=None, preview_sql=None, problem=misread
+        )
     notes = [note for note in (key_problem, built.problem) if note]
     # The card lists what fires; the guard, not knowing, counted UPDATE triggers too.
     upsert = built.upsert or bool(built.problem)
@@ -134,13 +149,7 @@ async def _statement(
     explained = await _explain(database, built, budget, notes)
     rows, count = await _count(database, built, explained, budget, notes)
     columns, preview = await _preview(database, built, budget, notes)
-    if explained.full_scan_rows is not None and explained.full_scan_rows >= LARGE_TABLE_ROWS:
-        notes.append(
-            f"a full scan of about {explained.full_scan_rows:,} rows of {explained.table}: "
-            "it reads, and locks, every one of them"
-        )
-    if count is RowCount.UP_TO and kind in ("REPLACE", "INSERT"):
-        notes.append("the server reports a replaced or updated row as two affected rows")
+    notes.extend(_warnings(explained, count, kind))
     undo, undo_reason = _undo(built, keys, rows, count, approvals)
     return StatementImpact(
         statement.text,
@@ -157,6 +166,18 @@ async def _statement(
         notes=tuple(notes),
         **reached,
     )
+
+
+def _warnings(explained: _Explained, count: RowCount, kind: str) -> list[str]:
+    warnings = []
+    if explained.full_scan_rows is not None and explained.full_scan_rows >= LARGE_TABLE_ROWS:
+        warnings.append(
+            f"a full scan of about {explained.full_scan_rows:,} rows of {explained.table}: "
+            "it reads, and locks, every one of them"
+        )
+    if count is RowCount.UP_TO and kind in ("REPLACE", "INSERT"):
+        warnings.append("the server reports a replaced or updated row as two affected rows")
+    return warnings
 
 
 def _reached_fields(found: Reached) -> dict[str, Any]:
@@ -183,6 +204,32 @@ async def _rows(
             return f"it took longer than the {budget.seconds:g} s limit (impact_timeout_s)"
         return exc.message
     return run.last_result
+
+
+async def _misread_modes(database: Database, budget: _Budget) -> str:
+    """Why queries built from the statement's parse tree may not mean what the statement
+    means on this server, or "" when they do. They are written as MySQL's default sql_mode
+    reads SQL; modes that change how text parses (|| as concatenation, "…" as a name,
+    backslashes, NOT's precedence, another database's dialect) make that untrue."""
+    if budget.left() < _MIN_STEP_S:
+        return f"the {budget.seconds:g} s limit (impact_timeout_s) was reached"
+    try:
+        async with database.primary_reads(timeout_s=budget.left()) as session:
+            raw = await session.fetch("SELECT @@SESSION.sql_mode", limit=1)
+    except DbError as exc:
+        return f"the server's sql_mode could not be read ({exc.message})"
+    return misread(str(raw.rows[0][0] or "") if raw.rows else "")
+
+
+def misread(sql_mode: str) -> str:
+    """Why a server with this sql_mode would read the counting queries differently, or ""."""
+    clash = sorted(set(sql_mode.upper().split(",")) & _MISREAD_MODES)
+    if clash:
+        return (
+            f"the server's sql_mode ({', '.join(clash)}) reads SQL differently from the "
+            "parser the counting queries are built with, so none is run"
+        )
+    return ""
 
 
 async def _keys(

@@ -15,9 +15,13 @@ database, into a `ServerReach` snapshot:
   run an approver allowed reads them afresh.
 
 `walk` is the pure part: from a classification and a snapshot, everything each statement
-reaches, with how it gets there. A body the account cannot read, or one that runs dynamic
-SQL, transaction control or a compound statement the classifier does not check statement
-by statement, reaches the whole server (`TableRef("*", "*")`), which the guard refuses.
+reaches, with how it gets there. Bodies are judged statement by statement, compound ones
+included (bot.sql.routines.classify_routine_body); a body the account cannot read, or one
+that runs dynamic SQL, controls transactions or holds what the classifier cannot judge,
+reaches the whole server (`TableRef("*", "*")`), which the guard refuses.
+
+The snapshot's types, the walk over them and the reads that fill them live in one module
+because they change together: a new kind of object the server holds needs all three.
 
 information_schema.TRIGGERS lists only triggers on tables the account holds the TRIGGER
 privilege for, so an account without it on the schema (globally or for the schema) cannot
@@ -38,6 +42,7 @@ from typing import TYPE_CHECKING
 
 from bot.db.types import DbError
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
+from bot.sql.routines import classify_routine_body
 from bot.sql.statements import changes_how_sql_is_read
 
 if TYPE_CHECKING:
@@ -234,10 +239,9 @@ def walk(statement: Statement, server: ServerReach, *, upsert: bool = True) -> R
 
 def calls_of(statement: Statement) -> tuple[TableRef, ...]:
     """Routines a statement calls (CALL p: its target when the classifier lists no calls)."""
-    calls = tuple(getattr(statement, "calls", ()) or ())
-    if not calls and statement.kind == "CALL":
-        calls = tuple(statement.targets)
-    return calls
+    if not statement.calls and statement.kind == "CALL":
+        return statement.targets  # fail closed should the classifier not name it
+    return statement.calls
 
 
 def _resolve(table: TableRef, default: str | None) -> TableRef:
@@ -264,7 +268,7 @@ def _statement(
         resolved = _resolve(target, default)
         state.write(resolved, via)
         written.append(resolved)
-    for table in getattr(statement, "reads", ()) or ():
+    for table in statement.reads:
         resolved = _resolve(table, default)
         state.read(resolved, via)
         _through_view(state, resolved, via, depth, write=False)
@@ -312,7 +316,7 @@ def _through_view(
                 _call(state, resolved_routine, here, depth + 1, frozenset())
             else:  # a query: bodies are not read for it, so what the function reads is not known
                 state.read(SERVER, f"{here}: it calls the stored function {routine.name}")
-        for base in getattr(inner, "reads", ()) or ():
+        for base in inner.reads:
             resolved = _resolve(base, view.schema)
             if write:
                 state.write(resolved, here)
@@ -370,7 +374,7 @@ def _unbounded(judged: Classification | None) -> str:
     if judged is None or not judged.statements:
         return "cannot be read"
     if judged.risk is Risk.TRANSACTION:
-        return "runs dynamic SQL or transaction control (or is a BEGIN … END block)"
+        return "runs dynamic SQL or controls transactions"
     if any(statement.kind == "UNKNOWN" for statement in judged.statements):
         return "is a compound statement or one the classifier cannot judge"
     return ""
@@ -555,7 +559,7 @@ def _views(rows: Iterable[tuple[object, ...]]) -> tuple[View, ...]:
     views = []
     for schema, name, definition in rows:
         text = _text(definition)
-        views.append(View(_text(schema), _text(name), text or None, _judge(text)))
+        views.append(View(_text(schema), _text(name), text or None, _judge_view(text)))
     return tuple(views)
 
 
@@ -566,7 +570,12 @@ def _text(value: object) -> str:
 
 
 def _judge(body: str) -> Classification | None:
-    return classify(body) if body.strip() else None
+    """A routine's or trigger's body, judged statement by statement (compound ones too)."""
+    return classify_routine_body(body) if body.strip() else None
+
+
+def _judge_view(definition: str) -> Classification | None:
+    return classify(definition) if definition.strip() else None
 
 
 def _snapshot(

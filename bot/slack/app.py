@@ -6,18 +6,14 @@ import logging
 import weakref
 from typing import TYPE_CHECKING, Any
 
-import aiohttp
 from slack_bolt.async_app import AsyncApp
-from slack_sdk.http_retry.builtin_async_handlers import (
-    AsyncConnectionErrorRetryHandler,
-    AsyncRateLimitErrorRetryHandler,
-)
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import ConfigError, Settings
+from bot.config import Settings
 from bot.slack import listeners
 from bot.slack.services import CONTEXT_KEY, Services
-from bot.state.store import StateStore
+from bot.slack.web_api import make_client
+from bot.state import State
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -43,41 +39,17 @@ class _TokenFromEnvironmentNote(logging.Filter):
 logging.getLogger("slack_bolt.AsyncApp").addFilter(_TokenFromEnvironmentNote())
 
 
-def make_client(
-    settings: Settings, *, session: aiohttp.ClientSession | None = None
-) -> AsyncWebClient:
-    """The Web API client: SLACK_API_URL when set, retrying 429s (after Retry-After) and
-    connection errors. Pass a shared `session` to reuse connections."""
-    if settings.slack_bot_token is None or not settings.slack_bot_token.get_secret_value():
-        raise ConfigError(
-            "SLACK_BOT_TOKEN is not set (the bot token, xoxb-…, from the Slack app's "
-            "OAuth & Permissions page)"
-        )
-    base_url = settings.slack_api_url or AsyncWebClient.BASE_URL
-    if not base_url.endswith("/"):
-        base_url += "/"  # the client joins method names onto it
-    return AsyncWebClient(
-        token=settings.slack_bot_token.get_secret_value(),
-        base_url=base_url,
-        session=session,
-        retry_handlers=[
-            AsyncRateLimitErrorRetryHandler(max_retry_count=3),
-            AsyncConnectionErrorRetryHandler(max_retry_count=2),
-        ],
-    )
-
-
 def build_app(
     settings: Settings,
     agent: Agent,
-    store: StateStore,
+    state: State,
     client: AsyncWebClient | None = None,
 ) -> AsyncApp:
     """The Bolt app. Events are acknowledged before any work (process_before_response is
     off) and the work runs in per-thread queues; HTTP requests are signature-checked."""
     client = client or make_client(settings)
     secret = settings.slack_signing_secret
-    services = Services.create(settings, agent, store, client)
+    services = Services.create(settings, agent, state, client)
     app = AsyncApp(
         name="dbagent",
         client=client,

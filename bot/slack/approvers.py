@@ -1,8 +1,9 @@
 """Who may decide on an approval: configured user IDs, or members of configured user groups.
 
-Group membership comes from `usergroups.users.list`, cached for a few minutes so a burst of
-clicks costs one call. When Slack cannot be asked, the last known membership is used; with
-none, the answer is no (fail closed).
+Group membership comes from `usergroups.users.list`, checked at the click and cached for a
+minute at most, so a burst of clicks costs one call and someone removed from the group
+loses the right within that minute. When Slack cannot be asked, the answer is no (fail
+closed, `MembershipUnknown`): an old membership list is not trusted.
 """
 
 from __future__ import annotations
@@ -16,7 +17,11 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 log = logging.getLogger(__name__)
 
-GROUP_TTL_S = 300.0
+GROUP_TTL_S = 60.0
+
+
+class MembershipUnknown(Exception):
+    """Slack could not say whether the person is in an approver group."""
 
 
 class Approvers:
@@ -40,22 +45,47 @@ class Approvers:
         return bool(self.users or self.groups)
 
     async def allows(self, user: str) -> bool:
+        """True for a configured user or a group member; False for anyone else; raises
+        MembershipUnknown when a group Slack could not list might hold them."""
         if user in self.users:
             return True
+        unknown = False
         for group in self.groups:
-            if user in await self._group_members(group):
+            members = await self._group_members(group)
+            if members is None:
+                unknown = True
+            elif user in members:
                 return True
+        if unknown:
+            raise MembershipUnknown(user)
         return False
 
-    async def _group_members(self, group: str) -> frozenset[str]:
+    async def is_approver(self, user: str) -> bool:
+        """As `allows`, with "Slack cannot say" as no: for what shows or permits less to
+        a non-approver and needs no reason of its own (the Home tab, Stop)."""
+        try:
+            return await self.allows(user)
+        except MembershipUnknown:
+            return False
+
+    async def everyone(self) -> list[str]:
+        """Every approver by user ID (groups expanded, as far as Slack can say), sorted."""
+        people = set(self.users)
+        for group in self.groups:
+            members = await self._group_members(group)
+            people.update(members or ())
+        return sorted(people)
+
+    async def _group_members(self, group: str) -> frozenset[str] | None:
         cached = self._members.get(group)
         if cached is not None and self._clock() - cached[0] < self._ttl_s:
             return cached[1]
         try:
             response = await self._client.usergroups_users_list(usergroup=group)
             members = frozenset(response.get("users") or ())
-        except (SlackApiError, SlackClientError, OSError) as exc:
+        except (SlackApiError, SlackClientError, OSError, TimeoutError) as exc:
             log.warning("cannot list members of user group %s: %s", group, exc)
-            return cached[1] if cached is not None else frozenset()
+            self._members.pop(group, None)
+            return None
         self._members[group] = (self._clock(), members)
         return members

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.slack.delivery import SLACK_ERRORS
+from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
     from bot.slack.services import Services
@@ -32,6 +33,7 @@ class Click:
     trigger_id: str | None
     key: str  # the same for a replay of this very payload
     state: dict[str, Any]  # the message's inputs (menus) as the clicker left them
+    team: str = "T"  # the workspace, as sessions name it
 
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> Click | None:
@@ -53,6 +55,7 @@ class Click:
             return None  # nothing to tell a replay from a new click by
         thread_ts = message.get("thread_ts") or container.get("thread_ts") or message_ts
         state = (body.get("state") or {}).get("values") or {}
+        team = (body.get("team") or {}).get("id") or (body.get("user") or {}).get("team_id")
         return cls(
             user=str(user),
             action_id=str(action.get("action_id")),
@@ -64,7 +67,13 @@ class Click:
             trigger_id=trigger_id if isinstance(trigger_id, str) else None,
             key=f"{trigger_id}:{action_ts}:{user}:{action.get('action_id')}",
             state=state if isinstance(state, dict) else {},
+            team=team if isinstance(team, str) and team else "T",
         )
+
+    @property
+    def thread(self) -> Thread:
+        """The thread the clicked message is in."""
+        return Thread(self.team, self.channel, self.thread_ts)
 
     def selected(self, block_id: str, action_id: str) -> str | None:
         """The value chosen in a menu of the message, as the clicker's payload says."""

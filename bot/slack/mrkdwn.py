@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from bot.visible import visible
+
 # Slack's limits: a message's text is cut after 40,000 characters, a section block's text
 # may not exceed 3,000.
 MESSAGE_TEXT_LIMIT = 40_000
@@ -37,21 +39,24 @@ def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-# Characters that change what a reader sees without showing themselves: bidi overrides and
-# isolates, zero-width marks, spaces other than the plain one (a no-break space is part of a
-# name to the server), and C0/C1 controls other than newline and tab.
-_INVISIBLE = re.compile(
-    "[\u0000-\u0008\u000b-\u001f\u007f-\u00a0\u1680\u2000-\u200f\u2028-\u202f"
-    "\u205f-\u2064\u2066-\u2069\u3000\ufeff]"
-)
+# Spaces other than the plain one: to the server a no-break space is part of a name, so it
+# must not pass for the space that ends one. (visible() marks controls, format characters,
+# separators and bidi controls.)
+_UNUSUAL_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+
+
+def shown(text: str) -> str:
+    """Text from the model or a server, escaped, with every character that could hide or
+    reorder what a reader sees marked as <U+XXXX>."""
+    marked = _UNUSUAL_SPACES.sub(lambda match: f"<U+{ord(match.group()):04X}>", visible(text))
+    return escape(marked)
 
 
 def code_text(text: str) -> str:
     """Text to show inside a ``` block exactly as it is: escaped, with anything that could
     end the block early (a ``` of its own) broken up, and invisible characters made visible,
     so an approver reads the statement that will run and nothing else."""
-    visible = _INVISIBLE.sub(lambda match: f"\\u{ord(match.group()):04x}", text)
-    return escape(visible).replace("```", "`\u200b`\u200b`")
+    return shown(text).replace("```", "`\u200b`\u200b`")
 
 
 def to_mrkdwn(markdown: str) -> str:

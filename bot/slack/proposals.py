@@ -1,7 +1,7 @@
 """The SQL an answer proposes: stored per code block, and laid out with its buttons.
 
-Every SQL block in an answer (up to `MAX_WITH_BUTTONS`) is stored in the `answers` table
-under a fresh id, with the thread it was posted in and the database the answer names
+Every SQL block in an answer (up to `MAX_WITH_BUTTONS`) is stored among the state's
+proposals under a fresh id, with the thread it was posted in and the database the answer names
 (None: the person chooses). The buttons under the block carry that id only, so a click
 can run nothing but SQL the bot itself posted there.
 
@@ -26,12 +26,10 @@ from bot.slack.blocks import answer
 from bot.slack.blocks import sql_actions as run_blocks
 from bot.slack.blocks.common import Block
 from bot.slack.sessions import Thread
-from bot.state.store import StateStore, Table
+from bot.state.proposals import Proposals as ProposalRecords
 
-ANSWERS = "answers"
 MAX_WITH_BUTTONS = 5  # SQL blocks per answer that get buttons; the rest are only shown
-# Buttons stay usable this long; older proposals are forgotten (a click says so).
-PROPOSAL_TTL_S = 30 * 24 * 3600
+# Buttons stay usable for `[retention] proposals_days`; then a click says it is forgotten.
 _MESSAGE_BLOCKS = 50  # Slack's limit per message
 
 
@@ -62,12 +60,12 @@ class Proposal:
 class Proposals:
     def __init__(
         self,
-        store: StateStore,
+        records: ProposalRecords,
         databases: Sequence[DatabaseConfig],
         *,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self._store = store
+        self._records = records
         self.databases = tuple(databases)
         self._clock = clock
 
@@ -89,13 +87,13 @@ class Proposals:
             database=block.database,
             created_at=self._clock(),
         )
-        await self._store.put(ANSWERS, proposal.id, proposal.to_json())
+        await self._records.add(proposal.to_json())
         return proposal
 
     async def get(self, proposal_id: str) -> Proposal | None:
         if not proposal_id:
             return None
-        data = await self._store.get(ANSWERS, proposal_id)
+        data = await self._records.get(proposal_id)
         if not isinstance(data, dict) or not isinstance(data.get("sql"), str):
             return None
         try:
@@ -108,31 +106,7 @@ class Proposals:
         if self.known(database) is None:
             return False
 
-        def pick(table: Table) -> bool:
-            data = table.get(proposal_id)
-            if not isinstance(data, dict):
-                return False
-            table[proposal_id] = {**data, "chosen": database}
-            return True
-
-        return await self._store.transact(ANSWERS, pick)
-
-    async def prune(self, older_than_s: float = PROPOSAL_TTL_S) -> int:
-        cutoff = self._clock() - older_than_s
-
-        def drop(table: Table) -> int:
-            stale = [
-                key
-                for key, data in table.items()
-                if not isinstance(data, dict)
-                or not isinstance(data.get("created_at"), int | float)
-                or data["created_at"] < cutoff
-            ]
-            for key in stale:
-                table.pop(key)
-            return len(stale)
-
-        return await self._store.transact(ANSWERS, drop)
+        return await self._records.choose(proposal_id, database)
 
     # -- layout -------------------------------------------------------------------------
     async def messages(self, thread: Thread, text: str) -> list[dict[str, Any]]:

@@ -1,7 +1,11 @@
 """Serving: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PORT at /slack/events.
 
 HTTP requests must carry a valid Slack signature (v0, at most five minutes old): anything
-else gets 401 and does nothing. GET /health answers 200 while the process serves.
+else gets 401 and does nothing. GET /health answers 200 while the process serves, and
+lists the channels Slack says the bot cannot reach.
+
+SIGTERM (or SIGINT) stops taking events, lets running turns finish for up to
+`[slack] shutdown_grace_s`, then exits; a second signal exits at once.
 """
 
 from __future__ import annotations
@@ -13,7 +17,6 @@ import os
 import signal
 from typing import TYPE_CHECKING
 
-import aiohttp
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response, to_bolt_request
 from slack_bolt.async_app import AsyncApp
@@ -22,21 +25,26 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import ConfigError, Settings
-from bot.slack.app import build_app, make_client, services_of_app
-from bot.slack.proposals import Proposals
-from bot.slack.sessions import Dedupe
-from bot.state.store import StateStore
+from bot.slack import payloads
+from bot.slack.app import build_app, services_of_app
+from bot.slack.recovery import tell_interrupted
+from bot.slack.sessions import SessionQueues
+from bot.slack.web_api import api_session, make_client
+from bot.state import State, open_state
+from bot.workers import WORKER_ENV
 
 if TYPE_CHECKING:
     from bot.agent import Agent, ModelClient
+    from bot.agent.outcomes import Interrupted
     from bot.db import DatabaseRegistry
 
 log = logging.getLogger(__name__)
 
 EVENTS_PATH = "/slack/events"
 HEALTH_PATH = "/health"
-PRUNE_EVERY_S = 3600.0
-SHUTDOWN_GRACE_S = 10.0
+# After the grace period (or a second signal), what is still running gets this long to
+# tidy up (delete its status line) once cancelled.
+CANCEL_TIDY_S = 2.0
 MAX_BODY_BYTES = 1024 * 1024
 
 
@@ -56,16 +64,28 @@ def build_web_app(app: AsyncApp) -> web.Application:
         # Checked here as well as in Bolt, so an unsigned body is refused before parsing.
         if not verifier.is_valid_request(body, dict(request.headers)):
             return web.json_response({"error": "invalid signature"}, status=401)
+        why = payloads.problem(body, request.content_type)
+        if why is not None:
+            log.warning("signed request with a malformed body refused: %s", why)
+            return web.json_response({"error": "malformed body"}, status=400)
         try:
             bolt_request = await to_bolt_request(request)
-        except ValueError:
-            log.warning("signed request with a malformed body refused")
+            response = await app.async_dispatch(bolt_request)
+        except Exception as exc:  # a shape the check above did not foresee: still one line
+            log.warning("signed request Bolt could not read refused: %r", exc)
             return web.json_response({"error": "malformed body"}, status=400)
-        response = await app.async_dispatch(bolt_request)
         return await to_aiohttp_response(response)
 
+    state = services_of_app(app).state
+
     async def health(request: web.Request) -> web.StreamResponse:
-        return web.json_response({"ok": True})
+        unreachable = getattr(services_of_app(app).client, "unreachable", {})
+        slack = {"unreachable_channels": unreachable}
+        if not state.healthy:  # it cannot write: events would be dropped
+            return web.json_response(
+                {"ok": False, "state": state.last_error, "slack": slack}, status=503
+            )
+        return web.json_response({"ok": True, "slack": slack})
 
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
     web_app.router.add_post(EVENTS_PATH, events)
@@ -88,23 +108,9 @@ def _check_credentials(settings: Settings) -> None:
         )
 
 
-async def _prune_forever(dedupe: Dedupe, proposals: Proposals) -> None:
-    while True:
-        try:
-            dropped = await dedupe.prune()
-            if dropped:
-                log.info("forgot %d old Slack deliveries", dropped)
-            dropped = await proposals.prune()
-            if dropped:
-                log.info("forgot the SQL behind %d old Run buttons", dropped)
-        except Exception:
-            log.exception("pruning seen Slack deliveries or old proposals failed")
-        await asyncio.sleep(PRUNE_EVERY_S)
-
-
 async def _build_agent(
-    settings: Settings, store: StateStore
-) -> tuple[Agent, DatabaseRegistry, ModelClient]:
+    settings: Settings, state: State
+) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Interrupted]]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
     from bot.agent import Agent
     from bot.agent.model import build_model_client
@@ -115,13 +121,13 @@ async def _build_agent(
     model = build_model_client(settings)
     agent = Agent(
         settings=settings,
-        store=store,
+        state=state,
         databases=databases,
         model=model,
         skills=Skills.load(),
     )
-    await agent.recover()
-    return agent, databases, model
+    interrupted = await agent.recover()  # changes stopped while they ran, to tell
+    return agent, databases, model, interrupted
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -140,11 +146,32 @@ async def _verify_bot_token(client: AsyncWebClient) -> None:
     log.info("signed in to Slack as %s in %s", identity.get("user"), identity.get("team"))
 
 
-def _stop_on_signals(stop: asyncio.Event) -> None:
+def _stop_on_signals(stop: asyncio.Event, hurry: asyncio.Event) -> None:
+    """The first signal sets `stop`; any later one sets `hurry` (exit at once)."""
     loop = asyncio.get_running_loop()
+
+    def on_signal() -> None:
+        if stop.is_set():
+            log.warning("second stop signal: exiting now")
+            hurry.set()
+        stop.set()
+
     for sig in _SIGNALS:
         with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(sig, stop.set)
+            loop.add_signal_handler(sig, on_signal)
+
+
+async def _finish_turns(queues: SessionQueues, grace_s: float, hurry: asyncio.Event) -> None:
+    """Wait for the running and queued turns, at most `grace_s` or until `hurry`; then cancel
+    the rest (runs cut short are marked interrupted at the next start)."""
+    drained = asyncio.ensure_future(queues.drain())
+    hurried = asyncio.ensure_future(hurry.wait())
+    await asyncio.wait({drained, hurried}, timeout=grace_s, return_when=asyncio.FIRST_COMPLETED)
+    hurried.cancel()
+    if not drained.done():
+        drained.cancel()
+        log.warning("turns still running after the grace period are cancelled")
+        await queues.cancel(within_s=0.0 if hurry.is_set() else CANCEL_TIDY_S)
 
 
 def _forget_signals() -> None:
@@ -157,23 +184,22 @@ def _forget_signals() -> None:
 async def serve(settings: Settings) -> None:
     """Serve Slack until SIGTERM or SIGINT. Missing credentials raise ConfigError."""
     _check_credentials(settings)
-    store = await StateStore.open(settings.dbagent_state_dir)
-    session = aiohttp.ClientSession()
+    state = await open_state(settings)
+    session = api_session()
     databases: DatabaseRegistry | None = None
     model: ModelClient | None = None
     runner: web.AppRunner | None = None
     socket_handler = None
-    stop = asyncio.Event()
-    _stop_on_signals(stop)
-    pruner: asyncio.Task[None] | None = None
+    stop, hurry = asyncio.Event(), asyncio.Event()
+    _stop_on_signals(stop, hurry)
     app: AsyncApp | None = None
     try:
-        agent, databases, model = await _build_agent(settings, store)
+        agent, databases, model, interrupted = await _build_agent(settings, state)
         client = make_client(settings, session=session)
         await _verify_bot_token(client)
-        app = build_app(settings, agent, store, client)
-        services = services_of_app(app)
-        pruner = asyncio.create_task(_prune_forever(services.dedupe, services.proposals))
+        app = build_app(settings, agent, state, client)
+        await tell_interrupted(services_of_app(app), interrupted)
+        state.start_pruning()
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -191,7 +217,9 @@ async def serve(settings: Settings) -> None:
             runner = web.AppRunner(build_web_app(app), access_log=None)
             await runner.setup()
             try:
-                await web.TCPSite(runner, "0.0.0.0", settings.port).start()
+                # Workers of `serve --workers N` share the port (the kernel spreads requests).
+                shared = WORKER_ENV in os.environ
+                await web.TCPSite(runner, "0.0.0.0", settings.port, reuse_port=shared).start()
             except OSError as exc:
                 reason = os.strerror(exc.errno) if exc.errno else str(exc)
                 raise ConfigError(
@@ -201,25 +229,23 @@ async def serve(settings: Settings) -> None:
                 "dbagent is serving Slack over HTTP on port %d at %s", settings.port, EVENTS_PATH
             )
         await stop.wait()
-        log.info("stopping")
+        log.info(
+            "stopping: no new events; running turns get %.0f s to finish",
+            settings.slack.shutdown_grace_s,
+        )
     finally:
-        _forget_signals()
+        # No new events: Slack redelivers what it could not hand over to the next process.
         if socket_handler is not None:
             await socket_handler.close_async()
         if runner is not None:
             await runner.cleanup()
-        if pruner is not None:
-            pruner.cancel()
         if app is not None:
             queues = services_of_app(app).queues
-            try:
-                # Runs cut short here are marked interrupted at the next start.
-                await asyncio.wait_for(queues.drain(), SHUTDOWN_GRACE_S)
-            except TimeoutError:
-                await queues.cancel()
+            await _finish_turns(queues, settings.slack.shutdown_grace_s, hurry)
+        _forget_signals()
         if databases is not None:
             await databases.close()
         if model is not None:
             await model.close()
         await session.close()
-        await store.close()
+        await state.close()

@@ -20,7 +20,7 @@ from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues
 from bot.slack.status_line import STATUS_GRACE_S
 from bot.slack.turns import Capabilities, RunningTurns
 from bot.slack.users import UserDirectory
-from bot.state.store import StateStore
+from bot.state import State
 
 if TYPE_CHECKING:
     from bot.agent import Agent
@@ -32,7 +32,7 @@ CONTEXT_KEY = "dbagent"
 class Services:
     settings: Settings
     agent: Agent
-    store: StateStore
+    state: State
     client: AsyncWebClient
     approvers: Approvers
     users: UserDirectory
@@ -49,18 +49,18 @@ class Services:
 
     @classmethod
     def create(
-        cls, settings: Settings, agent: Agent, store: StateStore, client: AsyncWebClient
+        cls, settings: Settings, agent: Agent, state: State, client: AsyncWebClient
     ) -> Services:
         return cls(
             settings=settings,
             agent=agent,
-            store=store,
+            state=state,
             client=client,
             approvers=Approvers(client, settings.approvals.approvers),
             users=UserDirectory(client),
-            dedupe=Dedupe(store),
-            known=KnownSessions(store),
-            proposals=Proposals(store, settings.databases),
+            dedupe=Dedupe(state.seen_events),
+            known=KnownSessions(state.sessions),
+            proposals=Proposals(state.proposals, settings.databases),
         )
 
 

@@ -2,27 +2,26 @@
 
 A session is a thread: "team:channel:thread_ts". Slack may deliver one message several
 times (retries after a slow ack, and a mention arrives as both `app_mention` and
-`message`), so every delivery is claimed in the persisted `seen_events` table under its
-event id and under its channel+ts: only the first claim proceeds, also across restarts.
-Clicks and form submissions are claimed there too, so a replayed payload does nothing.
+`message`). A delivery is held in memory from its arrival until its run ends (a repeat
+meanwhile is dropped), and claimed in the state's seen events under its event id and its
+channel+ts when its run starts: only the first claim proceeds, also across restarts — and
+a delivery the bot took but never started (it stopped first) is answered when Slack
+delivers it again. Clicks and form submissions are claimed there too, so a replayed
+payload does nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from bot.state.store import StateStore, Table
+from bot.state.seen_events import SeenEvents
+from bot.state.sessions import Sessions as SessionRecords
 
 log = logging.getLogger(__name__)
-
-SEEN_EVENTS = "seen_events"
-# Slack retries for about an hour at most; a day of memory is plenty.
-SEEN_EVENTS_TTL_S = 24 * 3600
 
 
 def session_id(team: str, channel: str, thread_ts: str) -> str:
@@ -47,51 +46,49 @@ class Thread:
         return cls(team, channel, thread_ts)
 
 
+def _delivery_names(event_id: str | None, channel: str, ts: str) -> list[str]:
+    names = [f"message:{channel}:{ts}"]
+    if event_id:
+        names.insert(0, f"event:{event_id}")
+    return names
+
+
 class Dedupe:
-    def __init__(self, store: StateStore, clock: Callable[[], float] = time.time) -> None:
-        self._store = store
-        self._clock = clock
+    """Seen events are forgotten after `[retention] seen_events_days` (Slack retries for
+    about an hour at most)."""
+
+    def __init__(self, seen: SeenEvents) -> None:
+        self._seen = seen
+        self._held: set[str] = set()  # deliveries taken and not yet done, in this process
+
+    def hold(self, event_id: str | None, channel: str, ts: str) -> bool:
+        """Take a delivery for later; False when it is already held here."""
+        names = _delivery_names(event_id, channel, ts)
+        if any(name in self._held for name in names):
+            return False
+        self._held.update(names)
+        return True
+
+    def let_go(self, event_id: str | None, channel: str, ts: str) -> None:
+        """The held delivery was answered, or will not be run here."""
+        self._held.difference_update(_delivery_names(event_id, channel, ts))
 
     async def first_delivery(self, event_id: str | None, channel: str, ts: str) -> bool:
         """Claim a delivery; False when this event, or this message, was seen before."""
-        now = self._clock()
-        keys = [f"message:{channel}:{ts}"]
-        if event_id:
-            keys.insert(0, f"event:{event_id}")
-
-        def claim(table: Table) -> bool:
-            # One transaction: the check and the claim of both keys are atomic.
-            if any(key in table for key in keys):
-                return False
-            for key in keys:
-                table[key] = now
-            return True
-
-        return await self._store.transact(SEEN_EVENTS, claim)
+        names = _delivery_names(event_id, channel, ts)
+        return await self._seen.claim(*names)  # one atomic check-and-mark of both
 
     async def first_interaction(self, key: str) -> bool:
         """Claim a click or a form submission by its key (Slack's trigger id, the action's
         time, who clicked); False when this very payload was seen before (a replay)."""
-        return await self._store.add_if_absent(SEEN_EVENTS, f"interaction:{key}", self._clock())
-
-    async def prune(self, older_than_s: float = SEEN_EVENTS_TTL_S) -> int:
-        """Forget deliveries older than `older_than_s`; returns how many were dropped."""
-        cutoff = self._clock() - older_than_s
-
-        def drop(table: Table) -> int:
-            stale = [
-                key
-                for key, seen in table.items()
-                if not isinstance(seen, int | float) or seen < cutoff
-            ]
-            for key in stale:
-                table.pop(key)
-            return len(stale)
-
-        return await self._store.transact(SEEN_EVENTS, drop)
+        return await self._seen.claim(f"interaction:{key}")
 
 
 Job = Callable[[], Awaitable[None]]
+
+
+async def _nothing() -> None:
+    return None
 
 
 class SessionQueues:
@@ -99,10 +96,13 @@ class SessionQueues:
 
     Jobs are started here rather than in Bolt's listener, so an event is acknowledged at
     once whatever the work behind it, and `drain()` can wait for everything to finish.
+    A job dropped unstarted (the bot stops) runs its `on_drop` instead, to tidy up what it
+    showed (a "Queued" line).
     """
 
     def __init__(self) -> None:
-        self._queues: dict[str, deque[Job]] = {}  # jobs not started yet, per busy session
+        # jobs not started yet, with what to do if they never start, per busy session
+        self._queues: dict[str, deque[tuple[Job, Job]]] = {}
         self._running: set[str] = set()
         self._workers: set[asyncio.Task[None]] = set()
         self._idle = asyncio.Event()
@@ -111,14 +111,14 @@ class SessionQueues:
     def busy(self, session: str) -> bool:
         return session in self._queues
 
-    def submit(self, session: str, job: Job) -> int:
+    def submit(self, session: str, job: Job, *, on_drop: Job = _nothing) -> int:
         """Queue a job; returns how many jobs of the session are ahead of it."""
         queue = self._queues.get(session)
         if queue is not None:
             ahead = len(queue) + (session in self._running)
-            queue.append(job)
+            queue.append((job, on_drop))
             return ahead
-        self._queues[session] = deque([job])
+        self._queues[session] = deque([(job, on_drop)])
         self._idle.clear()
         worker = asyncio.create_task(self._work(session), name=f"session {session}")
         self._workers.add(worker)
@@ -129,7 +129,7 @@ class SessionQueues:
         queue = self._queues[session]
         try:
             while queue:
-                job = queue.popleft()
+                job, _ = queue.popleft()
                 self._running.add(session)
                 try:
                     await job()
@@ -150,21 +150,30 @@ class SessionQueues:
         """Wait until every queued job has run."""
         await self._idle.wait()
 
-    async def cancel(self) -> None:
-        for worker in list(self._workers):
+    async def cancel(self, *, within_s: float | None = None) -> None:
+        """Stop every running job (cancelled) and drop the queued ones (their `on_drop`
+        runs); waits at most `within_s` for them to tidy up."""
+        dropped = [on_drop for queue in self._queues.values() for _, on_drop in queue]
+        for queue in self._queues.values():
+            queue.clear()
+        workers = list(self._workers)
+        for worker in workers:
             worker.cancel()
-        await asyncio.gather(*self._workers, return_exceptions=True)
+        tidying = [asyncio.ensure_future(on_drop()) for on_drop in dropped]
+        pending = [*workers, *tidying]
+        if pending:
+            await asyncio.wait(pending, timeout=within_s)
 
 
 class KnownSessions:
     """Which threads the bot takes part in, so a reply there needs no new mention.
 
-    Remembered in memory as sessions start here, and looked up in the store (the agent's
-    `sessions` table) for threads from before a restart.
+    Remembered in memory as sessions start here, and looked up among the stored sessions
+    for threads from before a restart (or started on another replica).
     """
 
-    def __init__(self, store: StateStore) -> None:
-        self._store = store
+    def __init__(self, sessions: SessionRecords) -> None:
+        self._sessions = sessions
         self._known: set[str] = set()
 
     def add(self, session: str) -> None:
@@ -174,7 +183,7 @@ class KnownSessions:
         if session in self._known:
             return True
         # A membership test: the session itself (its whole history) is not decoded.
-        if await self._store.transact("sessions", lambda table: session in table):
+        if await self._sessions.exists(session):
             self._known.add(session)
             return True
         return False

@@ -11,6 +11,7 @@ from bot.slack import delivery, strings
 from bot.slack.blocks.common import person
 from bot.slack.blocks.working import stopped_message
 from bot.slack.live import LiveProgress
+from bot.slack.outcome import Delivered, deliver
 from bot.slack.sessions import Thread
 
 if TYPE_CHECKING:
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 async def deliver_streamed(
     services: Services, thread: Thread, status: LiveProgress, outcome: Outcome
-) -> delivery.Delivered:
+) -> Delivered:
     """End the run's stream with the answer's text (unless its SQL blocks need Run
     buttons, which only a posted message carries), then post the rest as usual. A
     stopped run says who stopped it, and nothing else."""
@@ -27,19 +28,15 @@ async def deliver_streamed(
     if stopped_by is not None:
         await status.fail(strings.STOPPED_BY.format(who=person(stopped_by)))
         await delivery.post(services.client, thread, stopped_message(stopped_by))
-        return delivery.Delivered()
+        return Delivered()
     if isinstance(outcome, Failed):
         await status.fail(outcome.message)
         shown = False
     else:
         proposes_sql = bool(find_sql_blocks(outcome.text, services.proposals.names))
         waiting = strings.STEP_APPROVAL if isinstance(outcome, AwaitingApproval) else None
-        shown = await status.finish("" if proposes_sql else outcome.text, waiting=waiting)
-    return await delivery.deliver(
-        services.client,
-        thread,
-        outcome,
-        proposals=services.proposals,
-        preview_rows=services.settings.slack.preview_rows,
-        text_shown=shown,
-    )
+        # Text with Run buttons, or longer than an answer may be, is posted by deliver.
+        too_long = len(outcome.text) > services.settings.slack.max_answer_chars
+        streamed = "" if proposes_sql or too_long else outcome.text
+        shown = await status.finish(streamed, waiting=waiting)
+    return await deliver(services, thread, outcome, text_shown=shown)

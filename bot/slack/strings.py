@@ -19,8 +19,9 @@ _BARE_ID = re.compile(r"(?<![<@^\w])([UW](?=[A-Z]*\d)[A-Z0-9]{6,})(?![\w>|])")
 
 
 def mention_ids(text: str) -> str:
-    """Escaped text in which bare user IDs ("denied by U0ONCALL1") become mentions."""
-    return _BARE_ID.sub(lambda match: f"<@{match.group(1)}>", mrkdwn.escape(text))
+    """Escaped text (invisible characters marked) in which bare user IDs ("denied by
+    U0ONCALL1") become mentions."""
+    return _BARE_ID.sub(lambda match: f"<@{match.group(1)}>", mrkdwn.shown(text))
 
 
 def plural(count: int, noun: str) -> str:
@@ -92,6 +93,39 @@ CHART_SCALES_DIFFER = (
     "{small} and {large} differ too much in size to share one axis ({low:g} against "
     "{high:g}); ask for a chart of each"
 )
+
+# -- approvals ----------------------------------------------------------------------------
+NOT_AN_APPROVER = "Only the configured approvers can approve or deny changes; nothing was done."
+NO_APPROVERS = "No approvers are configured, so nobody can approve changes; nothing was done."
+MEMBERSHIP_UNKNOWN = (
+    "Slack could not tell me just now whether you are in the approvers' group, so nothing "
+    "was done. Please click again in a minute."
+)
+APPROVAL_EXPIRED = "This approval request expired before anyone decided; nothing was done."
+ALREADY_DECIDED = (
+    "This request is no longer pending (it was decided, or a newer message replaced it); "
+    "nothing was done."
+)
+APPROVAL_COUNTED = (
+    "Your approval is counted ({approvals} of {required}). The change runs when {more}; "
+    "nothing has run yet."
+)
+CARD_NOT_POSTED = "The approval card could not be posted; the change was not run."
+CARD_NOT_APPROVABLE = (
+    ":no_entry: *Cannot be approved here:* the SQL is cut on this card and its full text "
+    "could not be attached, and nobody should approve what they cannot read. Ask again to "
+    "get a new card."
+)
+NO_UNDO = "This change cannot be undone from here any more; nothing was done."
+UNDO_PREPARING = "Preparing the undo…"
+
+# -- long answers -------------------------------------------------------------------------
+LONG_ANSWER = (
+    "The answer is long ({length:,} characters): this is its beginning, and the whole of "
+    "it is attached below."
+)
+LONG_ANSWER_FILE = "The whole answer"
+REFUSED_MESSAGE_FILE = "The message Slack would not take as a message"
 
 # -- refusals and errors ------------------------------------------------------------------
 PRODUCTION_READ_ONLY = (

@@ -125,7 +125,7 @@ query. It runs synchronously; callers with large inputs run it in a thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
 
@@ -194,7 +194,7 @@ def classify(sql: str, dialect: str = "mysql") -> Classification:
     """
     if dialect.lower() not in _DIALECTS:
         raise ValueError(f"unsupported SQL dialect {dialect!r}; the classifier reads MySQL/MariaDB")
-    statements = tuple(_statement(piece) for piece in split(sql))
+    statements = _after_reading_changes([_statement(piece) for piece in split(sql)])
     if not statements:
         return Classification(sql, Risk.WRITE, (), (NO_STATEMENT,))
     risk = statements[0].risk
@@ -204,9 +204,41 @@ def classify(sql: str, dialect: str = "mysql") -> Classification:
     return Classification(sql, risk, statements, _overall_reasons(statements))
 
 
-def _statement(piece: Piece) -> Statement:
+_REREAD = (
+    "it runs after a SET that changes how the server reads SQL (sql_mode or the character "
+    "set), but was judged as the server reads it by default; it is treated as reaching the "
+    "whole server"
+)
+
+
+def _after_reading_changes(judged: list[tuple[Statement, bool]]) -> tuple[Statement, ...]:
+    """Every statement after one that changes how the server reads SQL text (SET sql_mode,
+    SET NAMES, …) was judged under the wrong reading: it is at least a write and reaches
+    the whole server (the guard refuses it). Such a SET runs on its own, or last."""
+    if not any(changes_reading for _, changes_reading in judged[:-1]):
+        return tuple(statement for statement, _ in judged)  # the common case
+    statements: list[Statement] = []
+    changed = False
+    for statement, changes_reading in judged:
+        if changed:
+            raised = statement.risk is Risk.READ_ONLY
+            statement = replace(
+                statement,
+                risk=Risk.WRITE if raised else statement.risk,
+                reasons=((_REREAD,) if raised else (*statement.reasons, _REREAD)),
+                targets=(*statement.targets, SERVER),
+                reads=(*statement.reads, SERVER),
+            )
+        statements.append(statement)
+        changed = changed or changes_reading
+    return tuple(statements)
+
+
+def _statement(piece: Piece) -> tuple[Statement, bool]:
+    changes_reading = False
     try:
         verdict = judge(piece)
+        changes_reading = verdict.changes_reading
         risk, kind, reasons = verdict.risk, verdict.kind, tuple(verdict.reasons)
         targets, reads, calls = (
             tuple(verdict.targets),
@@ -228,7 +260,10 @@ def _statement(piece: Piece) -> Statement:
         targets, reads = (*targets, SERVER), (*reads, SERVER)
     if not reasons:
         reasons = (f"{kind} is {risk.value}",)
-    return Statement(piece.text, piece.start, piece.end, risk, kind, reasons, targets, reads, calls)
+    statement = Statement(
+        piece.text, piece.start, piece.end, risk, kind, reasons, targets, reads, calls
+    )
+    return statement, changes_reading
 
 
 def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:

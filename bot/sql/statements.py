@@ -135,11 +135,19 @@ def _query(piece: Piece, first: str, depth: int) -> Verdict:
 
 def _show(piece: Piece, first: str, depth: int) -> Verdict:
     verdict = judge_show(piece)
-    verdict.add_reads(_show_reads(tokenize(piece, limit=12)))  # enough for any SHOW … FROM
     upper = piece.masked.upper()
+    words = upper.split(None, 4)[1:4]
+    if words[:1] == ["PROCESSLIST"] or words[:2] == ["FULL", "PROCESSLIST"]:
+        verdict.add_reads([_PROCESSLIST])  # the commonest SHOW with reads, without tokens
+    elif _SHOW_READS_HINT.search(upper):
+        verdict.add_reads(_show_reads(tokenize(piece, limit=12)))  # enough for any SHOW
     if "SELECT" in upper:
         verdict.add_reads(subquery_reads(piece, upper))  # SHOW … WHERE x IN (SELECT …)
     return verdict
+
+
+# A SHOW without one of these words reads only server metadata (names, settings, counters).
+_SHOW_READS_HINT = re.compile(r"\b(?:FROM|IN|CREATE|CODE|PROCESSLIST|EVENTS|GRANTS|FOR)\b")
 
 
 # SHOW forms naming a table (or a database, then a whole schema) after FROM/IN.
@@ -690,6 +698,9 @@ def _view_tables(piece: Piece, tokens: list[Token], index: int, verdict: Verdict
         tables = read_tables(tree)
     else:  # unreadable: every qualified name in it, a superset
         tables = qualified_names(tokens[as_ + 1 :])
+        verdict.add_reads([SERVER])
+    if "(" in code:  # the stored functions the view calls whenever it is read
+        verdict.add_calls(judge_text(code, 1).calls or ())
     if tables:
         verdict.add_reason("a view writes through to the tables it reads (UPDATE/INSERT on it)")
     verdict.add_targets(tables)
@@ -721,21 +732,27 @@ def _table_options(tokens: list[Token], index: int, verb: str, verdict: Verdict)
     (files outside the data directory) — those last get the server-wide target "*"."""
     _, position = qualified_name(tokens, skip_words(tokens, index, _IF_EXISTS))
     depth = 0
+    query_depth = 0  # inside a parenthesised query: its words are no table options
     while position < len(tokens):
         token = tokens[position]
         word = token.word
         position += 1
         if token.kind is PUNCT and word in "()":
             depth += 1 if word == "(" else -1
+            if depth < query_depth:
+                query_depth = 0
             continue
-        if token.kind is not WORD:
+        if token.kind is not WORD or query_depth:
             continue
         previous = tokens[position - 2].word if position >= 2 else ""
         if word == "DIRECTORY" and previous in ("DATA", "INDEX"):
             verdict.add_reason(f"{previous} DIRECTORY puts table files outside the data directory")
             verdict.add_targets([SERVER])
-        if depth:
+        if depth and word == "SELECT":
+            query_depth = depth
             continue
+        if depth and word not in ("ENGINE", "CONNECTION"):
+            continue  # a partition's own ENGINE=… or CONNECTION='…' counts (Spider's do)
         if verb == "CREATE" and word in _TABLE_QUERY:
             return  # CREATE TABLE … SELECT: the rest is a query (its tables are only read)
         equals = position < len(tokens) and tokens[position].word == "="
@@ -833,6 +850,11 @@ _TRANSACTION_VARIABLES = {
     "TX_ISOLATION": "SET tx_isolation changes how transactions see data",
 }
 _GLOBAL_SCOPES = frozenset({"GLOBAL", "PERSIST", "PERSIST_ONLY"})
+# Variables that change how the server reads the SQL text after them: quoting and escapes
+# (sql_mode: ANSI_QUOTES, NO_BACKSLASH_ESCAPES, ORACLE, …) and the bytes' character set.
+_READING_VARIABLES = frozenset(
+    {"SQL_MODE", "CHARACTER_SET_CLIENT", "CHARACTER_SET_CONNECTION", "CHARSET", "NAMES"}
+)
 
 
 def _set(piece: Piece, first: str, depth: int) -> Verdict:
@@ -866,6 +888,8 @@ def _set(piece: Piece, first: str, depth: int) -> Verdict:
         return verdict
     verdict = Verdict(Risk.WRITE, "SET", _set_reason(second))
     _judge_variables(tokens, 1, len(tokens), verdict)
+    if second in ("NAMES", "CHARACTER", "CHARSET"):
+        verdict.changes_reading = True
     return verdict
 
 
@@ -878,6 +902,8 @@ def _judge_variables(tokens: list[Token], start: int, stop: int, verdict: Verdic
         why = _TRANSACTION_VARIABLES.get(name)
         if why is not None:
             verdict.at_least(Risk.TRANSACTION, why)
+        if name in _READING_VARIABLES:
+            verdict.changes_reading = True
         if name in _GLOBAL_SCOPES or scope in _GLOBAL_SCOPES:
             verdict.add_reason("it changes a server-wide setting, for every connection")
             verdict.add_targets([SERVER])
@@ -941,19 +967,12 @@ def _variable_names(tokens: list[Token], start: int, stop: int) -> list[tuple[st
     return found
 
 
-# Session settings that change how the server reads the statements sent after them: the
-# quotes and escapes of literals (sql_mode: NO_BACKSLASH_ESCAPES, ANSI_QUOTES, ORACLE…) and
-# the client character set (a multi-byte one can swallow a backslash into a character); or
-# what those statements reach: without foreign key checks no cascade the card showed fires,
-# and rows of other schemas are left pointing at rows that are gone.
+# Session settings that change the statements sent after them: how the server reads them
+# (_READING_VARIABLES, and the collation literals compare by), or what they reach: without
+# foreign key checks no cascade the card showed fires, and rows of other schemas are left
+# pointing at rows that are gone.
 _CHECKING_VARIABLES = frozenset({"FOREIGN_KEY_CHECKS", "UNIQUE_CHECKS", "CHECK_CONSTRAINT_CHECKS"})
-_READING_VARIABLES = (
-    frozenset(
-        {"SQL_MODE", "NAMES", "CHARSET", "CHARACTER_SET_CLIENT", "CHARACTER_SET_CONNECTION"}
-        | {"COLLATION_CONNECTION"}
-    )
-    | _CHECKING_VARIABLES
-)
+_LATER_STATEMENT_VARIABLES = _READING_VARIABLES | {"COLLATION_CONNECTION"} | _CHECKING_VARIABLES
 
 
 def switches_checks(sql: str) -> str | None:
@@ -984,7 +1003,7 @@ def changes_how_sql_is_read(sql: str) -> str | None:
         if any(a == "CHARACTER" and b == "SET" for a, b in pairwise(words)):
             return "CHARACTER SET"
         for _, name in _variable_names(tokens, 1, len(tokens)):
-            if name in _READING_VARIABLES:
+            if name in _LATER_STATEMENT_VARIABLES:
                 return name
     return None
 

@@ -24,6 +24,7 @@ class Verdict:
         "_seen_reasons",
         "_seen_targets",
         "calls",
+        "changes_reading",
         "dynamic",
         "kind",
         "reads",
@@ -43,6 +44,8 @@ class Verdict:
         self.calls: dict[TableRef, None] | None = None
         # It runs SQL text the classifier never sees (PREPARE, EXECUTE, EXECUTE IMMEDIATE).
         self.dynamic = False
+        # It changes how the server reads the statements after it (sql_mode, character set).
+        self.changes_reading = False
         self._seen_reasons: set[str] = set(self.reasons)
         self._seen_targets: set[TableRef] = set()
 
@@ -94,6 +97,7 @@ class Verdict:
         if other.calls:
             self.add_calls(other.calls)
         self.dynamic = self.dynamic or other.dynamic
+        self.changes_reading = self.changes_reading or other.changes_reading
 
     def _clear_reasons(self) -> None:
         self.reasons.clear()

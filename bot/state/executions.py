@@ -3,20 +3,25 @@
 An approved change is recorded `executing` before its first statement is sent, `committing`
 just before COMMIT goes out, and `finished` with its outcome after. A record still
 `executing` or `committing` when the bot starts again was cut off by a stop: recovery turns it
-`interrupted` (never re-run). Every method is one store transaction.
+`interrupted` (never re-run). Every method is one atomic step of the store.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
-from bot.state.store import StateStore, Table
+from redis.asyncio.client import Pipeline
 
-EXECUTIONS = "executions"
-UNDO = "undo"
+from bot.state.codec import Record, decode, encode
+from bot.state.records import RecordTable
+from bot.state.redis_db import RedisDb
+from bot.state.sqlite_db import SqliteDb
 
 
 class Phase(StrEnum):
@@ -75,13 +80,41 @@ class UndoRecord:
         return cls(**fields)
 
 
+OPEN_PHASES = (Phase.EXECUTING.value, Phase.COMMITTING.value)
+
+
+class ExecutionTable(ABC):
+    """Execution records by id, with the open ones (executing, committing) findable."""
+
+    @abstractmethod
+    async def put(self, record: Record) -> None: ...
+
+    @abstractmethod
+    async def get(self, execution_id: str) -> Record | None: ...
+
+    @abstractmethod
+    async def change(self, execution_id: str, change: Callable[[Record], Record]) -> None:
+        """Replace the record with `change(record)` atomically; nothing when it is gone."""
+
+    @abstractmethod
+    async def open(self) -> list[Record]:
+        """Records still executing or committing, oldest first."""
+
+    @abstractmethod
+    async def prune(self, started_before: float, limit: int) -> int:
+        """Forget finished records started before the cutoff (open ones stay)."""
+
+
 class Executions:
-    def __init__(self, store: StateStore, clock: Any = time.time) -> None:
-        self._store = store
+    def __init__(
+        self, table: ExecutionTable, undo: RecordTable, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._table = table
+        self._undo = undo
         self._clock = clock
 
     async def begin(self, record: ExecutionRecord) -> None:
-        await self._store.put(EXECUTIONS, record.id, record.to_json())
+        await self._table.put(record.to_json())
 
     async def committing(self, execution_id: str, undo_id: str | None = None) -> None:
         """COMMIT goes out next; `undo_id` names the images it was taken with."""
@@ -97,19 +130,13 @@ class Executions:
         )
 
     async def get(self, execution_id: str) -> ExecutionRecord | None:
-        data = await self._store.get(EXECUTIONS, execution_id)
+        data = await self._table.get(execution_id)
         return None if data is None else ExecutionRecord.from_json(data)
 
     async def unfinished(self) -> list[ExecutionRecord]:
         """Records a stopped bot left executing or committing (their phase says how far they
         got), oldest first."""
-
-        def work(table: Table) -> list[ExecutionRecord]:
-            records = [ExecutionRecord.from_json(data) for _, data in table.items()]
-            open_ = [r for r in records if r.phase in (Phase.EXECUTING, Phase.COMMITTING)]
-            return sorted(open_, key=lambda record: record.started_at)
-
-        return await self._store.transact(EXECUTIONS, work)
+        return [ExecutionRecord.from_json(data) for data in await self._table.open()]
 
     async def interrupt(self, execution_id: str, outcome: str) -> None:
         """The record of a change a stop cut off: interrupted, never re-run."""
@@ -118,18 +145,133 @@ class Executions:
         )
 
     async def save_undo(self, record: UndoRecord) -> None:
-        await self._store.put(UNDO, record.id, record.to_json())
+        await self._undo.put(record.id, record.created_at, record.to_json())
 
     async def undo(self, undo_id: str) -> UndoRecord | None:
-        data = await self._store.get(UNDO, undo_id)
+        data = await self._undo.get(undo_id)
         return None if data is None else UndoRecord.from_json(data)
 
-    async def _update(self, execution_id: str, **changes: Any) -> None:
-        def work(table: Table) -> None:
-            data = table.get(execution_id)
-            if data is None:
-                return
-            record = replace(ExecutionRecord.from_json(data), **changes)
-            table[execution_id] = record.to_json()
+    async def prune(self, started_before: float, limit: int) -> int:
+        return await self._table.prune(started_before, limit)
 
-        await self._store.transact(EXECUTIONS, work)
+    async def prune_undo(self, created_before: float, limit: int) -> int:
+        return await self._undo.prune(created_before, limit)
+
+    async def _update(self, execution_id: str, **changes: Any) -> None:
+        def change(data: Record) -> Record:
+            return replace(ExecutionRecord.from_json(data), **changes).to_json()
+
+        await self._table.change(execution_id, change)
+
+
+class SqliteExecutionTable(ExecutionTable):
+    def __init__(self, db: SqliteDb) -> None:
+        self._db = db
+
+    async def put(self, record: Record) -> None:
+        values = (record["id"], record["phase"], float(record["started_at"]), encode(record))
+        await self._db.write(
+            lambda c: c.execute(
+                "INSERT OR REPLACE INTO executions (id, phase, started_at, data) "
+                "VALUES (?, ?, ?, ?)",
+                values,
+            )
+        )
+
+    async def get(self, execution_id: str) -> Record | None:
+        row = await self._db.read(
+            lambda c: c.execute(
+                "SELECT data FROM executions WHERE id = ?", (execution_id,)
+            ).fetchone()
+        )
+        return None if row is None else decode(row[0], f"executions/{execution_id}")
+
+    async def change(self, execution_id: str, change: Callable[[Record], Record]) -> None:
+        def update(connection: sqlite3.Connection) -> None:
+            row = connection.execute(
+                "SELECT data FROM executions WHERE id = ?", (execution_id,)
+            ).fetchone()
+            if row is None:
+                return
+            record = change(decode(row[0], f"executions/{execution_id}"))
+            connection.execute(
+                "UPDATE executions SET phase = ?, data = ? WHERE id = ?",
+                (record["phase"], encode(record), execution_id),
+            )
+
+        await self._db.write(update)
+
+    async def open(self) -> list[Record]:
+        rows = await self._db.read(
+            lambda c: c.execute(
+                "SELECT id, data FROM executions WHERE phase IN (?, ?) ORDER BY started_at",
+                OPEN_PHASES,
+            ).fetchall()
+        )
+        return [decode(data, f"executions/{key}") for key, data in rows]
+
+    async def prune(self, started_before: float, limit: int) -> int:
+        return await self._db.write(
+            lambda c: (
+                c.execute(
+                    "DELETE FROM executions WHERE id IN (SELECT id FROM executions "
+                    "WHERE started_at < ? AND phase NOT IN (?, ?) LIMIT ?)",
+                    (started_before, *OPEN_PHASES, limit),
+                ).rowcount
+            )
+        )
+
+
+class RedisExecutionTable(ExecutionTable):
+    """A key per record (expiring after the audit's retention once finished), and a sorted
+    set of the open ones by start time."""
+
+    def __init__(self, db: RedisDb, lifetime_s: float | None) -> None:
+        self._db = db
+        self._lifetime_ms = None if lifetime_s is None else max(1, int(lifetime_s * 1000))
+        self._open = db.key("executions-open")
+
+    def _key(self, execution_id: str) -> str:
+        return self._db.key("execution", execution_id)
+
+    def _write(self, pipe: Pipeline, record: Record) -> None:
+        key, execution_id = self._key(record["id"]), record["id"]
+        if record["phase"] in OPEN_PHASES:
+            pipe.set(key, encode(record))  # never expires while open
+            pipe.zadd(self._open, {execution_id: float(record["started_at"])})
+        else:
+            pipe.set(key, encode(record), px=self._lifetime_ms)
+            pipe.zrem(self._open, execution_id)
+
+    async def put(self, record: Record) -> None:
+        async def write(client: Any) -> None:
+            async with client.pipeline(transaction=True) as pipe:
+                self._write(pipe, record)
+                await pipe.execute()
+
+        await self._db.run(write)
+
+    async def get(self, execution_id: str) -> Record | None:
+        text = await self._db.run(lambda c: c.get(self._key(execution_id)))
+        return None if text is None else decode(text, f"executions/{execution_id}")
+
+    async def change(self, execution_id: str, change: Callable[[Record], Record]) -> None:
+        key = self._key(execution_id)
+
+        async def update(pipe: Pipeline) -> None:
+            text = await pipe.get(key)  # WATCHed: a change meanwhile runs this again
+            if text is None:
+                return
+            record = change(decode(text, f"executions/{execution_id}"))
+            pipe.multi()
+            self._write(pipe, record)
+
+        await self._db.run(lambda c: c.transaction(update, key))
+
+    async def open(self) -> list[Record]:
+        ids = await self._db.run(lambda c: c.zrange(self._open, 0, -1))
+        records = [await self.get(execution_id) for execution_id in ids]
+        return [record for record in records if record is not None]
+
+    async def prune(self, started_before: float, limit: int) -> int:
+        return 0  # finished records expire by themselves

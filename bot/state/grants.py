@@ -1,16 +1,20 @@
 """Grants: an approver's permission to run one exact SQL text on one database in one session.
 
 Bound to (session, database, sha256 of the SQL after trim). A one-time grant is consumed by
-the execution it allows; a thread grant matches again until it expires. Consumption runs in a
-single store transaction, so two racing consumers of one one-time grant: exactly one wins.
+the execution it allows; a thread grant matches again until it expires, and while one
+execution holds it (`claim` … `release`) it matches no other. Consumption is one atomic
+step of the backend (a transaction, or a Lua script on Redis), so two racing consumers of
+one one-time grant, in one process or several: exactly one wins.
 """
 
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 import uuid
-from collections.abc import Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -18,7 +22,9 @@ from typing import Any
 from bot.config import Limits
 from bot.sql.lexical import SQL_WHITESPACE as SQL_WHITESPACE  # re-exported for the cards
 from bot.sql.lexical import trim_sql
-from bot.state.store import StateStore, Table
+from bot.state.codec import Record, decode, encode
+from bot.state.redis_db import RedisDb
+from bot.state.sqlite_db import SqliteDb
 
 
 class GrantScope(StrEnum):
@@ -47,9 +53,34 @@ def _binding(session_id: str, database: str, sql: str) -> str:
     return f"{session_id}\x1f{database}\x1f{sql_digest(sql)}"
 
 
+class GrantTable(ABC):
+    @abstractmethod
+    async def add(self, grant: dict[str, Any]) -> None: ...
+
+    @abstractmethod
+    async def take(self, binding: str, now: float, *, hold: bool) -> Record | None:
+        """The live grant that matches, if any; a one-time one is removed by the same step,
+        a thread grant (preferred: it covers the run, and the one-time grant stays) is
+        marked held when `hold`. Held grants match nothing."""
+
+    @abstractmethod
+    async def release(self, grant_id: str) -> None: ...
+
+    @abstractmethod
+    async def drop_held(self) -> int: ...
+
+    @abstractmethod
+    async def live(self, binding: str, now: float) -> bool: ...
+
+    @abstractmethod
+    async def prune(self, now: float, limit: int) -> int: ...
+
+
 class Grants:
-    def __init__(self, store: StateStore, limits: Limits, clock: Any = time.time) -> None:
-        self._store = store
+    def __init__(
+        self, table: GrantTable, limits: Limits, clock: Callable[[], float] = time.time
+    ) -> None:
+        self._table = table
         self._limits = limits
         self._clock = clock
 
@@ -74,91 +105,196 @@ class Grants:
             "session_id": session_id,
             "database": database,
             "sql_sha256": sql_digest(sql),
-            "scope": scope.value,
+            "scope": GrantScope(scope).value,
             "approver": approver,
             "created_at": now,
             "expires_at": now + ttl,
             # The most rows each statement may change: what the approver saw on the card.
             "bounds": None if bounds is None else list(bounds),
         }
-        await self._store.put("grants", grant["id"], grant)
+        await self._table.add(grant)
         return grant
 
     async def consume(self, session_id: str, database: str, sql: str) -> bool:
         """True when a live grant matches; a one-time grant is removed by the same call."""
         binding = _binding(session_id, database, sql)
-        now = self._clock()
-
-        def take(table: Table) -> bool:
-            matched: tuple[str, dict[str, Any]] | None = None
-            for key, grant in table.items():
-                if grant["expires_at"] <= now:
-                    table.pop(key)  # expired grants are dead weight
-                    continue
-                if grant["binding"] != binding or grant.get("held"):
-                    continue
-                # When a thread grant also matches, it covers this run: keep the one-time one.
-                if matched is None or matched[1]["scope"] == GrantScope.ONCE:
-                    matched = (key, grant)
-            if matched is None:
-                return False
-            key, grant = matched
-            if grant["scope"] == GrantScope.ONCE:
-                table.pop(key)
-            return True
-
-        return await self._store.transact("grants", take)
+        return await self._table.take(binding, self._clock(), hold=False) is not None
 
     async def claim(self, session_id: str, database: str, sql: str) -> GrantClaim | None:
         """Take a live grant for one execution, atomically. A thread grant held by an
         execution not yet finished (or cut off by a stop) does not match."""
         binding = _binding(session_id, database, sql)
-        now = self._clock()
-
-        def take(table: Table) -> GrantClaim | None:
-            matched: tuple[str, dict[str, Any]] | None = None
-            for key, grant in table.items():
-                if grant["expires_at"] <= now:
-                    table.pop(key)
-                    continue
-                if grant["binding"] != binding or grant.get("held"):
-                    continue
-                if matched is None or matched[1]["scope"] == GrantScope.ONCE:
-                    matched = (key, grant)
-            if matched is None:
-                return None
-            key, grant = matched
-            if grant["scope"] == GrantScope.ONCE:
-                table.pop(key)
-            else:
-                table[key] = {**grant, "held": True}
-            bounds = grant.get("bounds")
-            return GrantClaim(
-                id=grant["id"],
-                scope=GrantScope(grant["scope"]),
-                approver=grant["approver"],
-                bounds=None if bounds is None else tuple(bounds),
-            )
-
-        return await self._store.transact("grants", take)
+        grant = await self._table.take(binding, self._clock(), hold=True)
+        if grant is None:
+            return None
+        bounds = grant.get("bounds")
+        return GrantClaim(
+            id=grant["id"],
+            scope=GrantScope(grant["scope"]),
+            approver=grant["approver"],
+            bounds=None if bounds is None else tuple(bounds),
+        )
 
     async def release(self, grant_id: str) -> None:
         """The execution holding a thread grant finished: the grant matches again."""
-
-        def free(table: Table) -> None:
-            grant = table.get(grant_id)
-            if grant is not None and grant.get("held"):
-                table[grant_id] = {**grant, "held": False}
-
-        await self._store.transact("grants", free)
+        await self._table.release(grant_id)
 
     async def drop_held(self) -> int:
         """At start: grants an execution held when the bot stopped are gone (never re-run)."""
+        return await self._table.drop_held()
 
-        def drop(table: Table) -> int:
-            held = [key for key, grant in table.items() if grant.get("held")]
-            for key in held:
-                table.pop(key)
-            return len(held)
+    async def live(self, session_id: str, database: str, sql: str) -> bool:
+        """Whether a grant would match now, without consuming it."""
+        return await self._table.live(_binding(session_id, database, sql), self._clock())
 
-        return await self._store.transact("grants", drop)
+    async def prune(self, limit: int) -> int:
+        """Drop expired grants (they never match again)."""
+        return await self._table.prune(self._clock(), limit)
+
+
+class SqliteGrantTable(GrantTable):
+    def __init__(self, db: SqliteDb) -> None:
+        self._db = db
+
+    async def add(self, grant: dict[str, Any]) -> None:
+        values = (grant["id"], grant["binding"], grant["scope"], grant["expires_at"], encode(grant))
+        await self._db.write(
+            lambda c: c.execute(
+                "INSERT INTO grants (id, binding, scope, expires_at, data) VALUES (?, ?, ?, ?, ?)",
+                values,
+            )
+        )
+
+    async def take(self, binding: str, now: float, *, hold: bool) -> Record | None:
+        def take(connection: sqlite3.Connection) -> Record | None:
+            rows = connection.execute(
+                "SELECT id, scope, data FROM grants "
+                "WHERE binding = ? AND expires_at > ? AND NOT held ORDER BY scope = 'once'",
+                (binding, now),
+            ).fetchall()
+            if not rows:
+                return None
+            grant_id, scope, data = rows[0]  # a thread grant first, when there is one
+            if scope == GrantScope.ONCE:
+                connection.execute("DELETE FROM grants WHERE id = ?", (grant_id,))
+            elif hold:
+                connection.execute("UPDATE grants SET held = 1 WHERE id = ?", (grant_id,))
+            return decode(data, f"grants/{grant_id}")
+
+        return await self._db.write(take)
+
+    async def release(self, grant_id: str) -> None:
+        await self._db.write(
+            lambda c: c.execute("UPDATE grants SET held = 0 WHERE id = ?", (grant_id,))
+        )
+
+    async def drop_held(self) -> int:
+        return await self._db.write(lambda c: c.execute("DELETE FROM grants WHERE held").rowcount)
+
+    async def live(self, binding: str, now: float) -> bool:
+        row = await self._db.read(
+            lambda c: c.execute(
+                "SELECT 1 FROM grants WHERE binding = ? AND expires_at > ? AND NOT held",
+                (binding, now),
+            ).fetchone()
+        )
+        return row is not None
+
+    async def prune(self, now: float, limit: int) -> int:
+        return await self._db.write(
+            lambda c: (
+                c.execute(
+                    "DELETE FROM grants WHERE id IN "
+                    "(SELECT id FROM grants WHERE expires_at <= ? LIMIT ?)",
+                    (now, limit),
+                ).rowcount
+            )
+        )
+
+
+# KEYS[1]: the binding's sorted set (member: grant id, score: expiry in ms), KEYS[2]: the
+# set of held grant ids; ARGV: now (ms), hold (1/0), the grant key prefix. Returns the grant
+# taken, as its JSON text, or nothing.
+_TAKE = """
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', ARGV[1])
+local live = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. ARGV[1], '+inf')
+local once = nil
+for _, id in ipairs(live) do
+  if redis.call('SISMEMBER', KEYS[2], id) == 0 then
+    local data = redis.call('GET', ARGV[3] .. id)
+    if data then
+      if string.find(data, '"scope":"thread"', 1, true) then
+        if ARGV[2] == '1' then redis.call('SADD', KEYS[2], id) end
+        return data
+      end
+      once = once or id
+    end
+  end
+end
+if once then
+  local data = redis.call('GET', ARGV[3] .. once)
+  redis.call('ZREM', KEYS[1], once)
+  redis.call('DEL', ARGV[3] .. once)
+  return data
+end
+return false
+"""
+
+
+class RedisGrantTable(GrantTable):
+    """A key per grant (expiring with it), a sorted set per binding to find them, and the
+    set of grants held by a running execution."""
+
+    def __init__(self, db: RedisDb) -> None:
+        self._db = db
+        self._take = db.client.register_script(_TAKE)
+        self._held = db.key("grants-held")
+        self._grant_prefix = db.key("grant", "")
+
+    def _index(self, binding: str) -> str:
+        return self._db.key("grants", hashlib.sha256(binding.encode()).hexdigest())
+
+    async def add(self, grant: dict[str, Any]) -> None:
+        index = self._index(grant["binding"])
+        expires_ms = int(grant["expires_at"] * 1000)
+        text = encode(grant)
+
+        async def write(client: Any) -> None:
+            async with client.pipeline(transaction=True) as pipe:
+                pipe.set(self._grant_prefix + grant["id"], text, pxat=expires_ms)
+                pipe.zadd(index, {grant["id"]: expires_ms})
+                pipe.pexpireat(index, expires_ms, nx=True)  # a new set
+                pipe.pexpireat(index, expires_ms, gt=True)  # a later grant lives longer
+                await pipe.execute()
+
+        await self._db.run(write)
+
+    async def take(self, binding: str, now: float, *, hold: bool) -> Record | None:
+        keys = [self._index(binding), self._held]
+        args = [int(now * 1000), "1" if hold else "0", self._grant_prefix]
+        text = await self._db.run(lambda c: self._take(keys=keys, args=args, client=c))
+        return None if not text else decode(text, f"grants/{binding}")
+
+    async def release(self, grant_id: str) -> None:
+        await self._db.run(lambda c: c.srem(self._held, grant_id))
+
+    async def drop_held(self) -> int:
+        held = await self._db.run(lambda c: c.smembers(self._held))
+        for grant_id in held:
+            text = await self._db.run(lambda c, g=grant_id: c.getdel(self._grant_prefix + g))
+            if text:
+                index = self._index(decode(text, f"grants/{grant_id}")["binding"])
+                await self._db.run(lambda c, i=index, g=grant_id: c.zrem(i, g))
+            await self._db.run(lambda c, g=grant_id: c.srem(self._held, g))
+        return len(held)
+
+    async def live(self, binding: str, now: float) -> bool:
+        index, now_ms = self._index(binding), int(now * 1000)
+        ids = await self._db.run(lambda c: c.zrangebyscore(index, f"({now_ms}", "+inf"))
+        for grant_id in ids:
+            if not await self._db.run(lambda c, g=grant_id: c.sismember(self._held, g)):
+                return True
+        return False
+
+    async def prune(self, now: float, limit: int) -> int:
+        return 0  # grant keys and their sets expire with the last grant

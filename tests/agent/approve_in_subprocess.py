@@ -12,8 +12,8 @@ import sys
 from bot.agent import Agent, AwaitingApproval, Requester, Skills, build_model_client
 from bot.config import DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
+from bot.state import open_state
 from bot.state.grants import GrantScope
-from bot.state.store import StateStore
 
 
 async def main(state_dir: str, shop_url: str, model_url: str, session_id: str) -> int:
@@ -23,12 +23,13 @@ async def main(state_dir: str, shop_url: str, model_url: str, session_id: str) -
         openai_model="fake-model",
         databases=[DatabaseConfig(name="shop-staging", url=shop_url, environment="staging")],
         limits=Limits(model_max_retries=0, statement_timeout_s=120),
+        dbagent_state_dir=state_dir,
     )
-    store = await StateStore.open(state_dir)
+    store = await open_state(settings)
     registry = DatabaseRegistry(settings.databases, settings.limits)
     model = build_model_client(settings)
     agent = Agent(
-        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+        settings=settings, state=store, databases=registry, model=model, skills=Skills.load()
     )
     await agent.recover()
     requester = Requester(user_id="U0REQUEST")

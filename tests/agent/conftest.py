@@ -13,10 +13,7 @@ from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.agent.tools import ToolContext
 from bot.config import ConnectionTarget, Mode
 from bot.db import DatabaseRegistry
-from bot.state.audit import AuditLog
-from bot.state.executions import Executions
-from bot.state.grants import Grants
-from bot.state.store import StateStore
+from bot.state import State, open_state
 from tests.agent.support import (
     BIG_ROWS,
     REQUESTER,
@@ -75,17 +72,21 @@ async def make_agent(
     model_server: FakeModelServer, shop_url: str, tmp_path: Path, streaming: bool
 ) -> AsyncIterator[AgentFactory]:
     """Builds Agents on one state directory (a second call is a restarted bot)."""
-    opened: list[tuple[StateStore, DatabaseRegistry, ModelClient]] = []
+    opened: list[tuple[State, DatabaseRegistry, ModelClient]] = []
 
     async def build(**limits: object) -> Agent:
         settings = make_settings(model_server, shop_url, **limits)
-        store = await StateStore.open(tmp_path / "state")
+        for earlier, _, _ in opened:  # a restart: the bot before it has stopped
+            await earlier.close()
+        store = await open_state(
+            settings.model_copy(update={"dbagent_state_dir": tmp_path / "state"})
+        )
         registry = DatabaseRegistry(settings.databases, settings.limits)
         model = build_model_client(settings, stream=streaming)
         opened.append((store, registry, model))
         agent = Agent(
             settings=settings,
-            store=store,
+            state=store,
             databases=registry,
             model=model,
             skills=Skills.load(),
@@ -107,7 +108,7 @@ async def agent(make_agent: AgentFactory) -> Agent:
 
 @pytest.fixture
 async def tool_context(
-    store: StateStore, shop_url: str, model_server: FakeModelServer
+    state: State, shop_url: str, model_server: FakeModelServer
 ) -> AsyncIterator[ToolContext]:
     """What a tool sees in agent mode, on the real database (the model is not involved)."""
     settings = make_settings(model_server, shop_url)
@@ -119,8 +120,8 @@ async def tool_context(
         settings=settings,
         databases=registry,
         skills=Skills.load(),
-        grants=Grants(store, settings.limits),
-        audit=AuditLog(store),
-        executions=Executions(store),
+        grants=state.grants,
+        audit=state.audit,
+        executions=state.executions,
     )
     await registry.close()

@@ -94,7 +94,7 @@ async def test_a_write_pauses_for_approval_then_runs_once_and_the_run_resumes(
     assert await audit_outcomes(agent) == ["awaiting_approval", "executing", "executed"]
     executed = (await agent.audit.since(None))[-1]
     assert (executed["approver"], executed["rows"]) == (APPROVER, 1)
-    assert await agent.store.items("grants") == []  # the once-grant was consumed
+    assert not await agent.grants.live(SESSION, STAGING, CANCEL_11)  # the once-grant was spent
     session = await agent.session(SESSION)
     assert session is not None and session.status is SessionStatus.IDLE
 
@@ -131,7 +131,7 @@ async def test_a_production_write_is_refused_and_nobody_is_asked(
     outcome = await ask(agent)
     assert isinstance(outcome, Answer)
     assert model_server.new_tool_results()[0].startswith("Blocked: writes on production")
-    assert await agent.store.items("pending") == []
+    assert (await agent.session(SESSION)).pending_id is None
     assert await status_of_11(shop_url) == "pending"
     assert await audit_outcomes(agent) == ["refused"]
 
@@ -144,7 +144,7 @@ async def test_a_transaction_is_refused_and_nobody_is_asked(
     outcome = await ask(agent)
     assert isinstance(outcome, Answer)
     assert model_server.new_tool_results()[0].startswith("Blocked: transaction control")
-    assert await agent.store.items("pending") == []
+    assert (await agent.session(SESSION)).pending_id is None
     assert await status_of_11(shop_url) == "pending"
 
 
@@ -242,7 +242,7 @@ async def test_a_restart_while_awaiting_approval_loses_nothing(
     model_server.script(calls(write(CANCEL_11), text="Needs a click."))
     paused = await ask(before)
     assert isinstance(paused, AwaitingApproval)
-    await before.store.close()  # the bot stops
+    await before.state.close()  # the bot stops
 
     after = await make_agent()  # a new process on the same state directory
     assert await after.pending(paused.pending.id) == paused.pending
@@ -275,7 +275,7 @@ async def test_a_restart_mid_run_leaves_the_session_interrupted_and_usable(
     )
     session.status = SessionStatus.RUNNING
     await agent.sessions.save(session)
-    await agent.store.close()
+    await agent.state.close()
 
     restarted = await make_agent()
     session = await restarted.session(SESSION)

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from bot.agent.audit_cli import audit_main, parse_since
-from bot.state.audit import AuditLog
-from bot.state.store import StateStore
+from bot.config import Settings
+from bot.state import open_state
 
 NOW = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
 
@@ -37,8 +37,11 @@ def test_since_rejects_anything_else_with_a_hint() -> None:
 
 
 async def state_with_records(directory: Path) -> None:
-    store = await StateStore.open(directory)
-    audit = AuditLog(store)
+    clock = [datetime.now(UTC).timestamp()]
+    state = await open_state(
+        Settings(dbagent_state_dir=directory, databases=[]), clock=lambda: clock[0]
+    )
+    audit = state.audit
     common = {"session_id": "T:C:1", "requester": "U0ADA", "database": "shop-staging"}
     await audit.record(
         **common,
@@ -59,9 +62,16 @@ async def state_with_records(directory: Path) -> None:
         outcome="refused",
         error="Blocked: writes on production",
     )
-    old = {**(await store.items("audit"))[0][1], "time": "2020-01-01T00:00:00.000+00:00"}
-    await store.put("audit", "00000000000000000000-old", old)
-    await store.close()
+    clock[0] = datetime(2020, 1, 1, tzinfo=UTC).timestamp()
+    await audit.record(
+        **common,
+        approver=None,
+        environment="staging",
+        risk="write",
+        sql="DELETE FROM old",
+        outcome="executed",
+    )
+    await state.close()
 
 
 async def test_records_print_as_a_table_one_line_each(tmp_path: Path) -> None:
@@ -111,8 +121,8 @@ async def test_a_bad_since_is_an_error(tmp_path: Path, capsys: pytest.CaptureFix
 async def test_the_table_shows_control_characters_in_sql_and_errors_visibly(
     tmp_path: Path,
 ) -> None:
-    store = await StateStore.open(tmp_path)
-    await AuditLog(store).record(
+    store = await open_state(Settings(dbagent_state_dir=tmp_path, databases=[]))
+    await store.audit.record(
         session_id="T:C:2",
         requester="U0ADA",
         database="shop-staging",

@@ -9,7 +9,6 @@ import json
 from dataclasses import replace
 
 from bot.agent import Agent, ApprovalDecision, AwaitingApproval, Outcome, PendingApproval
-from bot.agent.loop import PENDING
 from bot.config import Approvals, Mode
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 from bot.sql.risk import classify
@@ -44,7 +43,7 @@ async def card_states(
         for s, n in zip(classify(pending.sql).statements, rows, strict=True)
     )
     stated = replace(pending, impact=Impact(statements=statements))
-    await agent.store.put(PENDING, pending.id, stated.to_json())
+    await agent.state.pending.add(stated.to_json())
     return stated
 
 

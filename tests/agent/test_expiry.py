@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from bot.agent import ApprovalExpired, AwaitingApproval, SessionStatus
-from bot.agent.loop import PENDING
 from bot.config import Mode
 from bot.state.grants import GrantScope
 from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, AgentFactory, query
@@ -17,12 +16,9 @@ CANCEL_12 = "UPDATE orders SET status = 'cancelled' WHERE id = 12"
 async def age(agent, pending_id: str, seconds: float) -> None:
     """Make a pending approval look `seconds` older than it is."""
 
-    def older(table) -> None:
-        record = table.get(pending_id)
-        record["created_at"] -= seconds
-        table[pending_id] = record
-
-    await agent.store.transact(PENDING, older)
+    record = await agent.state.pending.claim(pending_id)
+    record["created_at"] -= seconds
+    await agent.state.pending.add(record)
 
 
 async def test_an_expired_approval_runs_nothing_and_the_thread_goes_on(

@@ -21,9 +21,9 @@ from bot.agent import Agent, AwaitingApproval, Interrupted, Skills, build_model_
 from bot.agent.sessions import Session
 from bot.config import Mode
 from bot.db import DatabaseRegistry
-from bot.state.executions import ExecutionRecord, Executions
+from bot.state import open_state
+from bot.state.executions import ExecutionRecord
 from bot.state.grants import GrantScope
-from bot.state.store import StateStore
 from tests.agent.support import REQUESTER, SCHEMA, STAGING, make_settings, query, run_statements
 from tests.fakes.model_server import FakeModelServer, call, calls, say
 
@@ -65,12 +65,12 @@ async def restarted_agent(
     model_server: FakeModelServer, shop_url: str, state: Path
 ) -> AsyncIterator[tuple[Agent, list[Interrupted]]]:
     """The bot started again on `state`, and what its recovery found."""
-    settings = make_settings(model_server, shop_url)
-    store = await StateStore.open(state)
+    settings = make_settings(model_server, shop_url).model_copy(update={"dbagent_state_dir": state})
+    store = await open_state(settings)
     registry = DatabaseRegistry(settings.databases, settings.limits)
     model = build_model_client(settings)
     agent = Agent(
-        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+        settings=settings, state=store, databases=registry, model=model, skills=Skills.load()
     )
     try:
         yield agent, await agent.recover()
@@ -142,8 +142,10 @@ async def test_a_change_cut_off_around_its_commit_may_or_may_not_be_applied(
     """What a kill between `committing` and the outcome leaves in the state: the bot cannot
     know whether COMMIT arrived, and says so."""
     state = tmp_path / "state"
-    store = await StateStore.open(state)
-    executions = Executions(store)
+    store = await open_state(
+        make_settings(model_server, shop_url).model_copy(update={"dbagent_state_dir": state})
+    )
+    executions = store.executions
     record = ExecutionRecord(
         id="e1",
         session_id=KILLED_SESSION,

@@ -82,4 +82,4 @@ async def test_refusals_come_back_as_failed(
     outcome = await agent.run_statement(SESSION, database=database, sql=sql, requester=CLICKER)
     assert isinstance(outcome, Failed), reason
     assert words in outcome.message, reason
-    assert await agent.store.items("pending") == []
+    assert await agent.session(SESSION) is None  # nothing paused, nothing stored

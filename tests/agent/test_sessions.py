@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.agent import Answer, Requester, SessionStatus
 from bot.agent.sessions import Session, Sessions
 from bot.config import Mode
-from bot.state.store import StateStore
+from bot.state import State
 from tests.agent.support import REQUESTER, SESSION, STAGING, AgentFactory
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 
@@ -25,11 +25,11 @@ def test_a_session_survives_a_round_trip_through_json() -> None:
     assert Session.from_json(session.to_json()) == session
 
 
-async def test_sessions_are_stored_in_the_sessions_table_as_json(store: StateStore) -> None:
-    sessions = Sessions(store)
+async def test_sessions_are_stored_as_json_records(state: State) -> None:
+    sessions = Sessions(state.sessions)
     session = await sessions.load_or_create(SESSION, Mode.AGENT)
     await sessions.save(session)
-    raw = await store.get("sessions", SESSION)
+    raw = await state.sessions.get(SESSION)
     assert raw["id"] == SESSION and raw["status"] == "idle" and raw["mode"] == "agent"
 
 
@@ -73,7 +73,7 @@ async def test_recover_marks_running_sessions_interrupted_and_leaves_the_others(
     ]:
         await agent.sessions.save(Session(id=name, mode=Mode.AGENT, status=status))
     await agent.recover()
-    statuses = {s.id: s.status for s in await agent.sessions.all()}
+    statuses = {name: (await agent.sessions.load(name)).status for name in "abc"}
     assert statuses == {
         "a": SessionStatus.INTERRUPTED,
         "b": SessionStatus.AWAITING_APPROVAL,

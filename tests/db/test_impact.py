@@ -11,7 +11,7 @@ import pytest
 from bench.datasets import connect, recreate_schema, schema_url
 from bot.config import Approvals, Limits
 from bot.db import Database, DatabaseRegistry
-from bot.db.impact import DDL_NO_UNDO, measure
+from bot.db.impact import DDL_NO_UNDO, measure, misread
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 from bot.db.reach import look_up
 from bot.sql.risk import classify
@@ -148,13 +148,13 @@ async def test_how_it_runs_an_index_or_a_full_scan(db: Database) -> None:
 
 
 async def test_an_estimate_when_counting_outruns_the_limit(db: Database) -> None:
-    # Every triple of orders: 27 million rows to count, which cannot finish in a second;
-    # EXPLAIN answers at once.
+    # Every four orders: 8.1 billion rows to count, which cannot finish in two seconds
+    # however idle the machine; EXPLAIN answers at once.
     slow = (
-        "DELETE a FROM orders a JOIN orders b JOIN orders c "
-        "WHERE a.customer_id + b.customer_id + c.customer_id = -1"
+        "DELETE a FROM orders a JOIN orders b JOIN orders c JOIN orders d "
+        "WHERE a.customer_id + b.customer_id + c.customer_id + d.customer_id = -1"
     )
-    measured = await only(db, slow, impact_timeout_s=1.0)
+    measured = await only(db, slow, impact_timeout_s=2.0)
     assert measured.count is RowCount.ESTIMATE
     assert measured.rows is not None and measured.rows >= ORDERS  # EXPLAIN's own figure
     assert any("did not finish" in note for note in measured.notes)
@@ -211,3 +211,20 @@ async def test_an_insert_select_shows_the_first_rows_it_would_add(db: Database) 
     measured = await only(db, "INSERT INTO notes SELECT status FROM orders WHERE id <= 11")
     assert measured.preview_columns == ("status",)
     assert measured.preview_rows == (("pending",),) * 5
+
+
+MODES = [
+    # (sql_mode, counting queries are trusted, why)
+    ("STRICT_TRANS_TABLES,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION", True, "default"),
+    ("", True, "no mode at all"),
+    ("PIPES_AS_CONCAT", False, "|| would be concatenation, not OR"),
+    ("ANSI_QUOTES", False, '"x" would be a name, not a string'),
+    ("STRICT_ALL_TABLES,NO_BACKSLASH_ESCAPES", False, "backslashes would be plain characters"),
+    ("HIGH_NOT_PRECEDENCE", False, "NOT a BETWEEN … would bind differently"),
+    ("oracle", False, "another dialect altogether, whatever the case"),
+]
+
+
+@pytest.mark.parametrize(("sql_mode", "trusted", "why"), MODES, ids=[r[-1] for r in MODES])
+def test_counting_queries_run_only_where_the_server_reads_them_as_built(sql_mode, trusted, why):
+    assert (misread(sql_mode) == "") is trusted, why

@@ -1,12 +1,17 @@
 """A local fake of the Slack Web API (aiohttp) that records every call.
 
 Point a real `slack_sdk` AsyncWebClient at `server.api_url` (its `base_url`). It answers
-what dbagent uses — auth.test, chat.postMessage/update/delete/postEphemeral,
+what dbagent uses — auth.test, chat.postMessage/update/delete/postEphemeral/getPermalink,
 files.getUploadURLExternal + the upload URL (served here too) + files.completeUploadExternal,
 usergroups.users.list, users.info (with tz), assistant.threads.setStatus, reactions.add/remove,
 conversations.info, views.open/update (each trigger id works once, as in Slack), and Socket
 Mode (apps.connections.open + a websocket; `push` sends an envelope) — keeps the messages,
-files and views it was sent, and can answer 429 with Retry-After once (`rate_limit_next`).
+files and views it was sent.
+
+Faults on command: `rate_limit_next` (HTTP 429 with Retry-After), `fail_next` (`ok: false`
+with an error), `http_error_next` (HTTP 500, 503…), `hang_next` (no answer for a while),
+`refuse_channel` (every call into a channel fails, e.g. `not_in_channel`), and
+`limit_posts_per_channel` (429 for posts faster than Slack's per-channel rate).
 
     async with FakeSlack(users={"U1": "Europe/Paris"}, usergroups={"S1": ["U2"]}) as slack:
         client = AsyncWebClient(token="xoxb-test", base_url=slack.api_url)
@@ -26,8 +31,12 @@ from typing import Any
 
 import pytest
 from aiohttp import WSMsgType, web
+from slack_sdk.errors import SlackObjectFormationError
+from slack_sdk.models.blocks import Block
+from slack_sdk.models.views import View
 
 from tests.fakes.local import LocalServer
+from tests.slack.block_limits import check_blocks
 
 JsonObject = dict[str, Any]
 
@@ -43,6 +52,7 @@ class Call:
     token: str | None
     at: float = field(default_factory=time.monotonic)
     rate_limited: bool = False  # answered 429 (the client retries it as a new call)
+    failed: bool = False  # answered with an HTTP error, or hung: nothing was done
 
 
 @dataclass
@@ -84,6 +94,77 @@ class UploadedFile:
         return self.content.decode("utf-8")
 
 
+MAX_BLOCKS = 50  # per message (a modal or Home view holds 100)
+MAX_TEXT = 40_000  # characters of a message's text
+
+
+def _without_empty(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_empty(v) for k, v in node.items() if v not in ([], {}, None)}
+    if isinstance(node, list):
+        return [_without_empty(item) for item in node]
+    return node
+
+
+def block_kit_problem(blocks: Any, *, max_blocks: int = MAX_BLOCKS) -> str | None:
+    """Why Slack would refuse these blocks, by slack_sdk's models and Slack's documented
+    limits; None when they are fine. A block must survive slack_sdk's parse and re-render
+    unchanged, so a misspelt key (which the models drop) counts as a problem too."""
+    if not isinstance(blocks, list) or not all(isinstance(b, dict) for b in blocks):
+        return "blocks is not a list of objects"
+    try:
+        # Limits slack_sdk does not check (tables, charts per message), and the chart
+        # block it has no model for.
+        check_blocks(blocks, limit=max_blocks)
+    except (AssertionError, KeyError, TypeError, SlackObjectFormationError) as exc:
+        return f"beyond Slack's limits: {exc or type(exc).__name__}"
+    for index, block in enumerate(blocks):
+        if block.get("type") == "data_visualization":
+            continue  # checked above by its documented limits
+        try:
+            parsed = Block.parse(block)
+            if parsed is None:
+                return f"block {index}: unknown type {block.get('type')!r}"
+            rendered = parsed.to_dict()
+        except (SlackObjectFormationError, TypeError, AttributeError, ValueError) as exc:
+            return f"block {index} ({block.get('type')}): {exc}"
+        if _without_empty(rendered) != _without_empty(block):
+            return f"block {index} ({block.get('type')}) does not round-trip: {block}"
+    return None
+
+
+def view_problem(view: Any) -> str | None:
+    if not isinstance(view, dict):
+        return "view is not an object"
+    problem = block_kit_problem(view.get("blocks") or [], max_blocks=100)
+    if problem:
+        return problem
+    try:
+        View(**view).to_dict()
+    except (SlackObjectFormationError, TypeError, ValueError) as exc:
+        return f"view: {exc}"
+    return None
+
+
+def message_problem(method: str, args: JsonObject) -> str | None:
+    """Why Slack would refuse the message this call carries (None: fine, or no message)."""
+    if method in ("views.open", "views.update", "views.publish", "views.push"):
+        return view_problem(args.get("view"))
+    if method not in (
+        "chat.postMessage",
+        "chat.update",
+        "chat.postEphemeral",
+        "files.completeUploadExternal",
+    ):
+        return None
+    text = args.get("text")
+    if isinstance(text, str) and len(text) > MAX_TEXT:
+        return f"text of {len(text):,} characters"
+    if "blocks" in args and args["blocks"] not in (None, "", []):
+        return block_kit_problem(args["blocks"])
+    return None
+
+
 class FakeSlack(LocalServer):
     def __init__(
         self,
@@ -108,11 +189,19 @@ class FakeSlack(LocalServer):
         self._used_triggers: set[str] = set()
         self._view_ids = itertools.count(1)
         self.rate_limited: list[str] = []  # methods answered with 429
+        # (method, why) of every message or view Slack would have refused, as invalid_blocks
+        self.invalid: list[tuple[str, str]] = []
         self._rate_limits: dict[str, deque[int]] = {}
         self._failures: dict[str, deque[str]] = {}
+        self._http_errors: dict[str, deque[int]] = {}
+        self._hangs: dict[str, deque[float]] = {}
+        self.refused_channels: dict[str, str] = {}  # channel → error for every call into it
+        self._post_limit: tuple[float, int] | None = None  # (per second, burst) per channel
+        self._post_buckets: dict[str, tuple[float, float]] = {}
         self._ts = itertools.count(1)
         self._file_ids = itertools.count(1)
         self._changed = asyncio.Event()
+        self._stopping = asyncio.Event()  # hung calls give up when the server stops
         # Socket Mode: connected clients, and the envelope ids they acknowledged.
         self.sockets: list[web.WebSocketResponse] = []
         self.socket_acks: list[JsonObject] = []
@@ -123,14 +212,47 @@ class FakeSlack(LocalServer):
         """The next call of `method` gets HTTP 429 with Retry-After."""
         self._rate_limits.setdefault(method, deque()).append(retry_after_s)
 
-    def fail_next(self, method: str, error: str) -> None:
-        """The next call of `method` answers {"ok": false, "error": error}."""
-        self._failures.setdefault(method, deque()).append(error)
+    def fail_next(self, method: str, error: str, times: int = 1) -> None:
+        """The next `times` calls of `method` answer {"ok": false, "error": error}."""
+        self._failures.setdefault(method, deque()).extend([error] * times)
+
+    def http_error_next(self, method: str, status: int = 500, times: int = 1) -> None:
+        """The next `times` calls of `method` get HTTP `status` (500, 502, 503…) and do
+        nothing."""
+        self._http_errors.setdefault(method, deque()).extend([status] * times)
+
+    def hang_next(self, method: str, seconds: float = 3600.0, times: int = 1) -> None:
+        """The next `times` calls of `method` get no answer for `seconds` (then HTTP 504),
+        and do nothing."""
+        self._hangs.setdefault(method, deque()).extend([seconds] * times)
+
+    def refuse_channel(self, channel: str, error: str = "not_in_channel") -> None:
+        """Every call naming `channel` answers {"ok": false, "error": error} from now on."""
+        self.refused_channels[channel] = error
+
+    def limit_posts_per_channel(self, per_second: float = 1.0, burst: int = 4) -> None:
+        """chat.postMessage into one channel faster than this gets 429, Retry-After 1 —
+        Slack's own rule for posting, at a rate a test can choose."""
+        self._post_limit = (per_second, burst)
+
+    def _over_post_limit(self, method: str, args: JsonObject) -> bool:
+        if self._post_limit is None or method != "chat.postMessage":
+            return False
+        rate, burst = self._post_limit
+        channel = str(args.get("channel"))
+        now = time.monotonic()
+        tokens, at = self._post_buckets.get(channel, (float(burst), now))
+        tokens = min(float(burst), tokens + (now - at) * rate)
+        if tokens < 1.0:
+            self._post_buckets[channel] = (tokens, now)
+            return True
+        self._post_buckets[channel] = (tokens - 1.0, now)
+        return False
 
     # -- what the app sent --------------------------------------------------------------
     def calls_to(self, method: str) -> list[Call]:
-        """Calls of `method` that were answered (429s left out)."""
-        return [c for c in self.calls if c.method == method and not c.rate_limited]
+        """Calls of `method` that were answered (429s, HTTP errors and hangs left out)."""
+        return [c for c in self.calls if c.method == method and not (c.rate_limited or c.failed)]
 
     def thread(self, channel: str, thread_ts: str) -> list[Message]:
         """Messages the app posted (not deleted, not ephemeral) in one thread, in order."""
@@ -174,6 +296,10 @@ class FakeSlack(LocalServer):
                 await asyncio.wait_for(self._changed.wait(), min(remaining, 0.25))
 
     # -- lifecycle ----------------------------------------------------------------------
+    async def stop(self) -> None:
+        self._stopping.set()
+        await super().stop()
+
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self._port}"
@@ -210,18 +336,29 @@ class FakeSlack(LocalServer):
         args = await self._arguments(request)
         authorization = request.headers.get("Authorization", "")
         token = authorization.removeprefix("Bearer ") or args.pop("token", None)
-        self.calls.append(Call(method, args, token))
+        call = Call(method, args, token)
+        self.calls.append(call)
         try:
             if self.latency_s:
                 await asyncio.sleep(self.latency_s)
+            hangs = self._hangs.get(method)
+            if hangs:
+                call.failed = True
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._stopping.wait(), hangs.popleft())
+                return web.json_response({"ok": False, "error": "timeout"}, status=504)
+            http_errors = self._http_errors.get(method)
+            if http_errors:
+                call.failed = True
+                return web.Response(status=http_errors.popleft(), text="upstream trouble")
             limits = self._rate_limits.get(method)
-            if limits:
+            if limits or self._over_post_limit(method, args):
                 self.rate_limited.append(method)
-                self.calls[-1].rate_limited = True
+                call.rate_limited = True
                 return web.json_response(
                     {"ok": False, "error": "ratelimited"},
                     status=429,
-                    headers={"Retry-After": str(limits.popleft())},
+                    headers={"Retry-After": str(limits.popleft() if limits else 1)},
                 )
             app_token = method == "apps.connections.open" and str(token).startswith("xapp-")
             if self.token is not None and token != self.token and not app_token:
@@ -229,6 +366,14 @@ class FakeSlack(LocalServer):
             failures = self._failures.get(method)
             if failures:
                 return web.json_response({"ok": False, "error": failures.popleft()})
+            problem = message_problem(method, args)
+            if problem is not None:
+                self.invalid.append((method, problem))
+                error = "msg_too_long" if problem.startswith("text of") else "invalid_blocks"
+                return web.json_response({"ok": False, "error": error})
+            channel = args.get("channel") or args.get("channel_id")
+            if isinstance(channel, str) and channel in self.refused_channels:
+                return web.json_response({"ok": False, "error": self.refused_channels[channel]})
             handler = _HANDLERS.get(method)
             if handler is None:
                 return web.json_response({"ok": False, "error": "unknown_method"})
@@ -394,6 +539,11 @@ class FakeSlack(LocalServer):
             raise _Failure(self.set_status_error)
         return {}
 
+    def _permalink(self, args: JsonObject) -> JsonObject:
+        message = self._existing({"channel": args["channel"], "ts": args["message_ts"]})
+        path = f"{message.channel}/p{message.ts.replace('.', '')}"
+        return {"channel": message.channel, "permalink": f"https://fake.slack.com/archives/{path}"}
+
     def _nothing(self, args: JsonObject) -> JsonObject:
         return {}
 
@@ -451,6 +601,7 @@ _HANDLERS: dict[str, Callable[[FakeSlack, JsonObject], JsonObject]] = {
         "chat.update": FakeSlack._update,
         "chat.delete": FakeSlack._delete,
         "chat.postEphemeral": FakeSlack._post_ephemeral,
+        "chat.getPermalink": FakeSlack._permalink,
         "files.getUploadURLExternal": FakeSlack._get_upload_url,
         "files.completeUploadExternal": FakeSlack._complete_upload,
         "usergroups.users.list": FakeSlack._usergroup_members,

@@ -29,9 +29,11 @@ from bench.datasets import connect
 from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
-from bot.slack.app import build_app, make_client, services_of_app
+from bot.slack.app import build_app, services_of_app
+from bot.slack.recovery import tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.state.store import StateStore
+from bot.slack.web_api import ChannelPacer, api_session, make_client
+from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack, Message, OpenedView
@@ -108,6 +110,9 @@ async def slack() -> AsyncIterator[FakeSlack]:
     )
     async with server:
         yield server
+    # Every message and view the bot sent is one Slack would take (slack_sdk's block
+    # models and Slack's documented limits; see tests/fakes/slack_server.py).
+    assert server.invalid == []
 
 
 @pytest.fixture
@@ -173,7 +178,13 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
-        self.store: StateStore | None = None
+        # Web API calls: a short timeout so a hung call is given up on quickly, short
+        # backoffs, and posts paced fast enough not to slow the tests (tests of pacing
+        # set their own).
+        self.api_timeout_s = 5.0
+        self.backoff_s = 0.05
+        self.pacer = ChannelPacer(rate=100.0, burst=20)
+        self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
         self.app: AsyncApp | None = None
@@ -183,20 +194,30 @@ class SlackHarness:
         self.url = ""
 
     async def start(self) -> SlackHarness:
-        self.store = await StateStore.open(self.state_dir)
+        self.state = await open_state(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state_dir})
+        )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
         self.model_client = build_model_client(self.settings)
         self.agent = Agent(
             settings=self.settings,
-            store=self.store,
+            state=self.state,
             databases=self.registry,
             model=self.model_client,
             skills=Skills.load(),
         )
-        await self.agent.recover()
-        self.session = aiohttp.ClientSession()
-        client = make_client(self.settings, session=self.session)
-        self.app = build_app(self.settings, self.agent, self.store, client)
+        interrupted = await self.agent.recover()
+        self.session = api_session(self.api_timeout_s)
+        client = make_client(
+            self.settings,
+            session=self.session,
+            timeout_s=self.api_timeout_s,
+            backoff_s=self.backoff_s,
+            pacer=self.pacer,
+        )
+        self.app = build_app(self.settings, self.agent, self.state, client)
+        # As serve() does: threads hear of changes the last process stopped while they ran.
+        await tell_interrupted(services_of_app(self.app), interrupted)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
@@ -212,9 +233,9 @@ class SlackHarness:
             await self.model_client.close()
         if self.registry is not None:
             await self.registry.close()
-        if self.store is not None:
-            await self.store.close()
-        self.app = self._runner = self.session = self.registry = self.store = None
+        if self.state is not None:
+            await self.state.close()
+        self.app = self._runner = self.session = self.registry = self.state = None
 
     async def idle(self) -> None:
         """Wait until every queued run has finished."""

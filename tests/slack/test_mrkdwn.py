@@ -140,7 +140,13 @@ def test_code_text_shows_the_statement_and_nothing_else(sql, hidden, reason):
     assert "\n" in shown or "\n" not in sql, "line breaks stay as they are"
 
 
+def test_an_arabic_letter_mark_is_shown_not_obeyed():
+    from bot.slack.mrkdwn import code_text
+
+    assert code_text("WHERE id <\u061c 1000") == "WHERE id &lt;&lt;U+061C&gt; 1000"
+
+
 def test_a_no_break_space_in_a_name_is_shown():
     from bot.slack.mrkdwn import code_text
 
-    assert code_text("DROP TABLE x\u00a0") == "DROP TABLE x\\u00a0"
+    assert code_text("DROP TABLE x\u00a0") == "DROP TABLE x&lt;U+00A0&gt;"

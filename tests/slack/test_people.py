@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.approvers import Approvers
+from bot.slack.approvers import Approvers, MembershipUnknown
 from bot.slack.users import UserDirectory
 from tests.fakes.slack_server import FakeSlack
 
@@ -51,14 +51,15 @@ async def test_group_membership_is_asked_again_after_the_ttl(
     assert len(slack.calls_to("usergroups.users.list")) == 2
 
 
-async def test_when_slack_cannot_answer_nobody_is_a_group_member(
+async def test_when_slack_cannot_answer_membership_is_unknown(
     client: AsyncWebClient, slack: FakeSlack
 ) -> None:
     slack.fail_next("usergroups.users.list", "missing_scope")
-    assert not await Approvers(client, ["S1"]).allows("U2")
+    with pytest.raises(MembershipUnknown):
+        await Approvers(client, ["S1"]).allows("U2")
 
 
-async def test_a_failed_refresh_keeps_the_last_known_members(
+async def test_a_failed_refresh_does_not_trust_the_old_members(
     client: AsyncWebClient, slack: FakeSlack
 ) -> None:
     now = [0.0]
@@ -66,7 +67,26 @@ async def test_a_failed_refresh_keeps_the_last_known_members(
     assert await approvers.allows("U2")
     now[0] = 120
     slack.fail_next("usergroups.users.list", "ratelimited")
+    with pytest.raises(MembershipUnknown):
+        await approvers.allows("U2")
+
+
+async def test_membership_is_cached_for_a_minute_at_most(
+    client: AsyncWebClient, slack: FakeSlack
+) -> None:
+    now = [0.0]
+    approvers = Approvers(client, ["S1"], clock=lambda: now[0])
     assert await approvers.allows("U2")
+    slack.usergroups["S1"] = ["U3"]  # removed from the group
+    now[0] = 60.5
+    assert not await approvers.allows("U2")
+
+
+async def test_a_configured_user_needs_no_group_lookup(
+    client: AsyncWebClient, slack: FakeSlack
+) -> None:
+    slack.fail_next("usergroups.users.list", "missing_scope")
+    assert await Approvers(client, ["U1", "S1"]).allows("U1")
 
 
 async def test_with_no_approvers_nobody_may_approve(client: AsyncWebClient) -> None:
@@ -88,3 +108,10 @@ async def test_the_requester_gets_their_time_zone_once(
 async def test_an_unknown_user_is_served_in_utc(client: AsyncWebClient) -> None:
     requester = await UserDirectory(client).requester("U404")
     assert (requester.user_id, requester.timezone) == ("U404", "UTC")
+
+
+async def test_is_approver_says_no_when_slack_cannot_answer(
+    client: AsyncWebClient, slack: FakeSlack
+) -> None:
+    slack.fail_next("usergroups.users.list", "missing_scope")
+    assert not await Approvers(client, ["S1"]).is_approver("U2")

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.config import DatabaseConfig
+from bot.config import DatabaseConfig, Settings
 from bot.slack import delivery
 from bot.slack.blocks import answer
 from bot.slack.blocks import sql_actions as run_blocks
-from bot.slack.proposals import ANSWERS, MAX_WITH_BUTTONS, Proposals
+from bot.slack.proposals import MAX_WITH_BUTTONS, Proposals
 from bot.slack.sessions import Thread
-from bot.state.store import StateStore
+from bot.state import State, open_state
 from tests.fakes.slack_server import FakeSlack
 from tests.slack.block_limits import assert_valid_message
 from tests.slack.conftest import BOT_TOKEN
@@ -27,15 +26,8 @@ PROD = DatabaseConfig(name="shop-prod", url="mysql://u@h/shop", environment="pro
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[StateStore]:
-    store = await StateStore.open(tmp_path / "state")
-    yield store
-    await store.close()
-
-
-@pytest.fixture
-def proposals(store: StateStore) -> Proposals:
-    return Proposals(store, [STAGING, PROD], clock=lambda: 1_000.0)
+def proposals(state: State) -> Proposals:
+    return Proposals(state.proposals, [STAGING, PROD], clock=lambda: 1_000.0)
 
 
 def action_blocks(messages: list[dict]) -> list[dict]:
@@ -53,7 +45,7 @@ async def test_an_answer_without_sql_is_laid_out_as_a_plain_answer(proposals: Pr
 
 
 async def test_a_short_answer_with_two_blocks_is_one_message_with_buttons_after_each(
-    proposals: Proposals, store: StateStore
+    proposals: Proposals, state: State
 ) -> None:
     text = (
         "shop-staging and shop-prod share a schema.\n\nCount them:\n"
@@ -74,7 +66,7 @@ async def test_a_short_answer_with_two_blocks_is_one_message_with_buttons_after_
     ids = [first["elements"][1]["value"], second["elements"][0]["value"]]
     assert all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids)
     assert "SELECT" not in json.dumps([first, second])
-    stored = [await store.get(ANSWERS, i) for i in ids]
+    stored = [await state.proposals.get(i) for i in ids]
     assert [s["sql"] for s in stored] == [
         "SELECT COUNT(*) FROM orders",
         "SELECT status, COUNT(*) FROM orders GROUP BY status",
@@ -120,7 +112,7 @@ async def test_an_unlabelled_block_the_classifier_reads_as_sql_gets_buttons(
 
 
 async def test_a_chosen_database_is_remembered_only_when_configured(
-    proposals: Proposals, store: StateStore
+    proposals: Proposals, state: State
 ) -> None:
     (message,) = await proposals.messages(THREAD, "```sql\nSELECT 1\n```")
     proposal_id = action_blocks([message])[0]["block_id"].removeprefix(run_blocks.ACTIONS_PREFIX)
@@ -131,24 +123,13 @@ async def test_a_chosen_database_is_remembered_only_when_configured(
     assert proposal is not None and proposal.chosen == "shop-prod" and proposal.database is None
 
 
-async def test_old_proposals_are_pruned(store: StateStore) -> None:
-    now = [1_000.0]
-    proposals = Proposals(store, [STAGING], clock=lambda: now[0])
-    (message,) = await proposals.messages(THREAD, "```sql\nSELECT 1\n```")
-    proposal_id = action_blocks([message])[0]["elements"][0]["value"]
-    assert await proposals.prune(older_than_s=100) == 0
-    now[0] += 101
-    assert await proposals.prune(older_than_s=100) == 1
-    assert await proposals.get(proposal_id) is None
-
-
 async def test_an_answer_whose_sql_cannot_be_stored_is_posted_without_buttons(
     tmp_path: Path, slack: FakeSlack
 ) -> None:
-    store = await StateStore.open(tmp_path / "closed")
-    await store.close()  # every write fails from now on
+    state = await open_state(Settings(dbagent_state_dir=tmp_path / "closed", databases=[]))
+    await state.close()  # every write fails from now on
     client = AsyncWebClient(token=BOT_TOKEN, base_url=slack.api_url)
     text = "On shop-staging:\n```sql\nSELECT 1\n```"
-    assert await delivery.post_text(client, THREAD, text, Proposals(store, [STAGING]))
+    assert await delivery.post_text(client, THREAD, text, Proposals(state.proposals, [STAGING]))
     (message,) = slack.thread(THREAD.channel, THREAD.thread_ts)
     assert message.blocks == answer.answer_message(text)["blocks"]

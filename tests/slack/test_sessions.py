@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from bot.config import Settings
 from bot.slack.sessions import Dedupe, KnownSessions, SessionQueues, Thread, session_id
-from bot.state.store import StateStore
+from bot.state import State, open_state
 
 
 def test_a_session_id_is_team_channel_and_thread() -> None:
@@ -16,23 +17,23 @@ def test_a_session_id_is_team_channel_and_thread() -> None:
     assert thread.session_id == "T1:C1:1700000000.000100"
 
 
-async def test_a_retry_of_the_same_event_is_not_processed_again(store: StateStore) -> None:
-    dedupe = Dedupe(store)
+async def test_a_retry_of_the_same_event_is_not_processed_again(state: State) -> None:
+    dedupe = Dedupe(state.seen_events)
     assert await dedupe.first_delivery("Ev1", "C1", "1.1")
     assert not await dedupe.first_delivery("Ev1", "C1", "1.1")
 
 
-async def test_the_same_message_under_another_event_id_is_a_duplicate(store: StateStore) -> None:
+async def test_the_same_message_under_another_event_id_is_a_duplicate(state: State) -> None:
     # A mention arrives as app_mention and as message: two event ids, one channel+ts.
-    dedupe = Dedupe(store)
+    dedupe = Dedupe(state.seen_events)
     assert await dedupe.first_delivery("Ev1", "C1", "1.1")
     assert not await dedupe.first_delivery("Ev2", "C1", "1.1")
     assert await dedupe.first_delivery("Ev3", "C1", "1.2")
     assert await dedupe.first_delivery("Ev4", "C2", "1.1")
 
 
-async def test_concurrent_deliveries_of_one_message_claim_it_once(store: StateStore) -> None:
-    dedupe = Dedupe(store)
+async def test_concurrent_deliveries_of_one_message_claim_it_once(state: State) -> None:
+    dedupe = Dedupe(state.seen_events)
     claims = await asyncio.gather(
         *(dedupe.first_delivery(f"Ev{i}", "C1", "9.9") for i in range(20))
     )
@@ -40,24 +41,15 @@ async def test_concurrent_deliveries_of_one_message_claim_it_once(store: StateSt
 
 
 async def test_seen_deliveries_survive_a_restart(tmp_path: Path) -> None:
-    first = await StateStore.open(tmp_path / "state")
-    assert await Dedupe(first).first_delivery("Ev1", "C1", "1.1")
+    settings = Settings(dbagent_state_dir=tmp_path / "state", databases=[])
+    first = await open_state(settings)
+    assert await Dedupe(first.seen_events).first_delivery("Ev1", "C1", "1.1")
     await first.close()
-    second = await StateStore.open(tmp_path / "state")
+    second = await open_state(settings)
     try:
-        assert not await Dedupe(second).first_delivery("Ev1", "C1", "1.1")
+        assert not await Dedupe(second.seen_events).first_delivery("Ev1", "C1", "1.1")
     finally:
         await second.close()
-
-
-async def test_old_deliveries_are_pruned(store: StateStore) -> None:
-    now = [1_000_000.0]
-    dedupe = Dedupe(store, clock=lambda: now[0])
-    await dedupe.first_delivery("Ev1", "C1", "1.1")
-    now[0] += 2 * 24 * 3600
-    await dedupe.first_delivery("Ev2", "C1", "1.2")
-    assert await dedupe.prune() == 2  # the event key and the message key of Ev1
-    assert await dedupe.first_delivery("Ev1", "C1", "1.1")
 
 
 async def test_a_session_runs_its_jobs_one_at_a_time_in_order() -> None:
@@ -120,10 +112,42 @@ async def test_a_failing_job_does_not_stop_the_queue() -> None:
     assert done == [True]
 
 
-async def test_known_sessions_come_from_memory_or_the_agents_table(store: StateStore) -> None:
-    known = KnownSessions(store)
+async def test_known_sessions_come_from_memory_or_the_stored_sessions(state: State) -> None:
+    known = KnownSessions(state.sessions)
     assert not await known.contains("T:C:1")
     known.add("T:C:1")
     assert await known.contains("T:C:1")
-    await store.put("sessions", "T:C:2", {"id": "T:C:2"})
-    assert await KnownSessions(store).contains("T:C:2")
+    await state.sessions.save({"id": "T:C:2", "status": "idle", "updated_at": 1.0})
+    assert await KnownSessions(state.sessions).contains("T:C:2")
+
+
+async def test_a_held_delivery_drops_its_repeats_until_it_is_let_go(state: State) -> None:
+    dedupe = Dedupe(state.seen_events)
+    assert dedupe.hold("Ev1", "C1", "3.1")
+    assert not dedupe.hold("Ev1", "C1", "3.1")  # Slack's retry while it waits
+    assert not dedupe.hold("Ev2", "C1", "3.1")  # its message event twin
+    dedupe.let_go("Ev1", "C1", "3.1")
+    assert dedupe.hold("Ev1", "C1", "3.1")  # never claimed: may still be answered
+    assert await dedupe.first_delivery("Ev1", "C1", "3.1")  # claimed when its run starts
+
+
+async def test_jobs_dropped_at_cancel_run_their_on_drop() -> None:
+    queues = SessionQueues()
+    started, dropped = asyncio.Event(), []
+
+    async def long_job() -> None:
+        started.set()
+        await asyncio.sleep(3600)
+
+    async def never_started() -> None:
+        raise AssertionError("a dropped job must not run")
+
+    async def note_drop() -> None:
+        dropped.append("second")
+
+    queues.submit("s1", long_job)
+    queues.submit("s1", never_started, on_drop=note_drop)
+    await started.wait()
+    await queues.cancel(within_s=1.0)
+    assert dropped == ["second"]
+    assert not queues.busy("s1")

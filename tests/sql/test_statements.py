@@ -242,3 +242,71 @@ def test_an_alias_that_differs_only_in_case_reports_both_readings() -> None:
 def test_a_cte_name_in_another_case_is_still_reported_as_a_table() -> None:
     (statement,) = classify("WITH c AS (SELECT 1) UPDATE C JOIN c SET C.a = 1").statements
     assert TableRef(None, "C") in statement.targets
+
+
+# (sql, why): a partition's own engine or connection keeps its rows elsewhere too.
+PARTITION_ENGINES = [
+    (
+        "CREATE TABLE t (a INT) PARTITION BY HASH(a) (PARTITION p0 ENGINE=SPIDER)",
+        "a Spider partition is another server's table",
+    ),
+    (
+        "ALTER TABLE t REORGANIZE PARTITION p INTO (PARTITION p1 ENGINE = `CONNECT`)",
+        "a quoted CONNECT engine in a reorganised partition",
+    ),
+    (
+        "CREATE TABLE t (a INT) PARTITION BY LIST (a) "
+        "(PARTITION p VALUES IN (1) CONNECTION='mysql://u@h/db/t')",
+        "a partition's CONNECTION",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("sql", "why"), PARTITION_ENGINES, ids=[why for _, why in PARTITION_ENGINES]
+)
+def test_a_partition_kept_elsewhere_reaches_the_whole_server(sql: str, why: str) -> None:
+    assert SERVER in classify(sql).statements[0].targets
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "CREATE TABLE t (id INT, type VARCHAR(10), engine VARCHAR(10), connection TEXT)",
+        "CREATE TABLE t (a INT) PARTITION BY HASH(a) (PARTITION p0 ENGINE=InnoDB)",
+        "CREATE TABLE t (SELECT * FROM information_schema.TABLES WHERE engine = 'x')",
+    ],
+)
+def test_columns_named_like_table_options_are_no_options(sql: str) -> None:
+    assert SERVER not in classify(sql).statements[0].targets
+
+
+# (sql, why): what runs after a SET that changes how the server reads SQL was judged under
+# the default reading, so it is refused.
+REREADS = [
+    ("SET sql_mode = 'ANSI_QUOTES'; SELECT \"a\" FROM t", "ANSI_QUOTES turns literals into names"),
+    ("SET SESSION sql_mode = 'NO_BACKSLASH_ESCAPES'; SELECT 1", "backslashes stop escaping"),
+    ("SET @@session.`sql_mode` = 'ORACLE'; SELECT 1", "quoted, and another grammar"),
+    ("SET NAMES gbk; SELECT 1", "a multi-byte character set can swallow a backslash"),
+    ("SET CHARACTER SET gbk; SELECT 1", "SET CHARACTER SET likewise"),
+    ("SET character_set_client = 'gbk'; SELECT 1", "the client character set"),
+    ("/*!40101 SET NAMES utf8 */; SELECT 1", "even in an executable comment"),
+]
+
+
+@pytest.mark.parametrize(("sql", "why"), REREADS, ids=[why for _, why in REREADS])
+def test_statements_after_a_change_of_reading_reach_the_whole_server(sql: str, why: str) -> None:
+    first, second = classify(sql).statements
+    assert second.risk.rank >= W.rank
+    assert SERVER in second.targets
+    assert SERVER not in first.targets
+
+
+def test_a_change_of_reading_as_the_last_statement_changes_nothing_judged() -> None:
+    first, second = classify("SELECT 1; SET NAMES utf8mb4").statements
+    assert first.risk is R and SERVER not in second.targets
+
+
+def test_a_view_reports_the_stored_functions_it_calls_whenever_it_is_read() -> None:
+    (statement,) = classify("CREATE VIEW v AS SELECT f(1), other.g(2) FROM t").statements
+    assert set(statement.calls) == {TableRef(None, "f"), TableRef("other", "g")}

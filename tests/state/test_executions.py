@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import asyncio
 
-from bot.config import Limits
-from bot.state.executions import ExecutionRecord, Executions, Phase, UndoRecord
-from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore
+from bot.state import State
+from bot.state.executions import ExecutionRecord, Phase, UndoRecord
+from bot.state.grants import GrantScope
+from tests.state.conftest import Clock
 
 SQL = "UPDATE orders SET status = 'shipped' WHERE id = 7"
 
@@ -28,8 +28,8 @@ def record(execution_id: str, started_at: float = 1.0) -> ExecutionRecord:
     )
 
 
-async def test_a_record_moves_from_executing_to_finished(store: StateStore) -> None:
-    executions = Executions(store)
+async def test_a_record_moves_from_executing_to_finished(state: State) -> None:
+    executions = state.executions
     await executions.begin(record("e1"))
     assert (await executions.get("e1")).phase is Phase.EXECUTING
     await executions.committing("e1")
@@ -41,9 +41,9 @@ async def test_a_record_moves_from_executing_to_finished(store: StateStore) -> N
 
 
 async def test_unfinished_records_are_found_oldest_first_until_interrupted(
-    store: StateStore,
+    state: State,
 ) -> None:
-    executions = Executions(store)
+    executions = state.executions
     await executions.begin(record("late", started_at=2.0))
     await executions.begin(record("early", started_at=1.0))
     await executions.committing("late")
@@ -54,8 +54,8 @@ async def test_unfinished_records_are_found_oldest_first_until_interrupted(
     assert (await executions.get("late")).phase is Phase.INTERRUPTED
 
 
-async def test_an_undo_record_round_trips(store: StateStore) -> None:
-    executions = Executions(store)
+async def test_an_undo_record_round_trips(state: State) -> None:
+    executions = state.executions
     undo = UndoRecord("u1", "e1", "s1", "shop", SQL, 1.0, ({"kind": "UPDATE"},))
     await executions.save_undo(undo)
     assert await executions.undo("u1") == undo
@@ -63,9 +63,9 @@ async def test_an_undo_record_round_trips(store: StateStore) -> None:
 
 
 async def test_a_held_thread_grant_matches_no_other_execution_until_released(
-    store: StateStore,
+    state: State,
 ) -> None:
-    grants = Grants(store, Limits())
+    grants = state.grants
     await grants.mint("s1", "shop", SQL, GrantScope.THREAD, "U2", bounds=[1])
     claims = await asyncio.gather(*(grants.claim("s1", "shop", SQL) for _ in range(5)))
     held = [claim for claim in claims if claim is not None]
@@ -74,9 +74,22 @@ async def test_a_held_thread_grant_matches_no_other_execution_until_released(
     assert await grants.claim("s1", "shop", SQL) is not None
 
 
-async def test_grants_held_when_the_bot_stopped_are_dropped_at_start(store: StateStore) -> None:
-    grants = Grants(store, Limits())
+async def test_grants_held_when_the_bot_stopped_are_dropped_at_start(state: State) -> None:
+    grants = state.grants
     await grants.mint("s1", "shop", SQL, GrantScope.THREAD, "U2")
     assert await grants.claim("s1", "shop", SQL) is not None
     assert await grants.drop_held() == 1
     assert await grants.claim("s1", "shop", SQL) is None
+
+
+async def test_finished_records_are_pruned_with_the_audit_and_open_ones_stay(
+    state: State, clock: Clock
+) -> None:
+    await state.executions.begin(record("done", started_at=clock.now))
+    await state.executions.finish("done", "executed")
+    await state.executions.begin(record("open", started_at=clock.now))
+    clock.advance(366 * 86400)
+    await state.pruner().prune_pass()
+    if not state.shared:  # Redis expires finished records by itself
+        assert await state.executions.get("done") is None
+    assert [r.id for r in await state.executions.unfinished()] == ["open"]

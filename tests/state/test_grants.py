@@ -8,26 +8,15 @@ import pytest
 
 from bot.config import Limits
 from bot.state.grants import Grants, GrantScope, sql_digest
+from tests.state.conftest import OpenState
 
 SQL = "UPDATE orders SET status = 'shipped' WHERE id = 7"
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture
-def clock() -> Clock:
-    return Clock()
-
-
-@pytest.fixture
-def grants(store, clock) -> Grants:
-    return Grants(store, Limits(once_grant_ttl_s=60, thread_grant_ttl_s=600), clock=clock)
+async def grants(open_backend: OpenState) -> Grants:
+    state = await open_backend(limits=Limits(once_grant_ttl_s=60, thread_grant_ttl_s=600))
+    return state.grants
 
 
 async def test_a_one_time_grant_is_consumed_by_its_first_use(grants):
@@ -86,15 +75,26 @@ async def test_an_expired_one_time_grant_matches_nothing(grants, clock):
     assert await grants.consume("s1", "shop", SQL) is False
 
 
-async def test_grants_survive_a_restart(tmp_path, clock):
-    from bot.state.store import StateStore
-
-    first = await StateStore.open(tmp_path)
-    await Grants(first, Limits(), clock=clock).mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+async def test_grants_survive_a_restart(open_backend: OpenState) -> None:
+    first = await open_backend()
+    await first.grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
     await first.close()
-    second = await StateStore.open(tmp_path)
-    assert await Grants(second, Limits(), clock=clock).consume("s1", "shop", SQL)
-    await second.close()
+    assert await (await open_backend()).grants.consume("s1", "shop", SQL)
+
+
+async def test_live_tells_without_consuming(grants: Grants) -> None:
+    await grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    assert await grants.live("s1", "shop", SQL)
+    assert await grants.live("s1", "shop", SQL)
+    assert await grants.consume("s1", "shop", SQL)
+    assert not await grants.live("s1", "shop", SQL)
+
+
+async def test_expired_grants_are_pruned(grants: Grants, clock) -> None:
+    await grants.mint("s1", "shop", SQL, GrantScope.ONCE, "U1")
+    clock.now += 61
+    await grants.prune(100)
+    assert not await grants.live("s1", "shop", SQL)
 
 
 def test_the_digest_is_sha256_of_the_trimmed_text():

@@ -7,9 +7,14 @@ stored approval, never from a click's payload.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
+from bot.db.impact_types import Impact
 from bot.slack import mrkdwn, strings
 from bot.slack.blocks.common import (
     Block,
@@ -20,11 +25,13 @@ from bot.slack.blocks.common import (
     plain,
     slack_date,
 )
-from bot.state.grants import SQL_WHITESPACE
+from bot.slack.blocks.impact import impact_blocks, rows_summary
+from bot.sql.lexical import trim_sql
 
 APPROVE_ONCE = "approve_once"
 APPROVE_THREAD = "approve_thread"
 DENY = "deny"
+UNDO = "undo"
 
 # SQL shown in a card: the section holding it may have 3,000 characters, fences included.
 CARD_SQL_CHARS = 2_800
@@ -33,7 +40,7 @@ _ENVIRONMENT_ICONS = {"production": ":red_circle:", "staging": ":large_yellow_ci
 
 def card_sql(sql: str) -> tuple[str, bool]:
     """The SQL as shown in a card (escaped, cut to fit); True when it was cut."""
-    return mrkdwn.truncate(mrkdwn.code_text(sql.strip(SQL_WHITESPACE)), CARD_SQL_CHARS)
+    return mrkdwn.truncate(mrkdwn.code_text(trim_sql(sql)), CARD_SQL_CHARS)
 
 
 def _facts(pending: PendingApproval) -> Block:
@@ -52,13 +59,82 @@ def _facts(pending: PendingApproval) -> Block:
     }
 
 
+@dataclass(frozen=True, slots=True)
+class CardContext:
+    """What the card says beyond the pending record: who may approve, until when, and
+    whether it can be approved here at all."""
+
+    approvers: Sequence[str] = ()  # user IDs (U…, W…) and user-group IDs (S…)
+    expires_at: float | None = None
+    # False when the SQL is cut on the card and its full text could not be attached:
+    # nobody may approve what they cannot read.
+    approvable: bool = True
+
+
+def _header(title: str, pending: PendingApproval) -> str:
+    """A header names the database too; Slack allows a header 150 characters."""
+    text = f"{title} on {pending.database}"
+    return text if len(text) <= 150 else text[:149] + "…"
+
+
+def _one_line(text: str) -> str:
+    """Runs of ASCII whitespace as one space; any other space stays, to be marked."""
+    return re.sub(r"[ \t\r\n\f\v]+", " ", text).strip(" ")
+
+
+def mention(approver: str) -> str:
+    """A configured approver as Slack notifies them: a user, or a user group."""
+    if approver.startswith("S"):
+        return f"<!subteam^{approver}>"
+    return person(approver)
+
+
+def expiry(at: float) -> str:
+    fallback = datetime.fromtimestamp(at, UTC).strftime("%Y-%m-%d %H:%M UTC")
+    return f"<!date^{int(at)}^{{date_short_pretty}} {{time}}|{fallback}>"
+
+
+def _impact(pending: PendingApproval) -> Impact | None:
+    return pending.impact
+
+
+def _approvals(pending: PendingApproval) -> tuple[tuple[str, ...], int]:
+    """Who has approved so far, and how many must."""
+    approvals, required = pending.approvals, max(pending.required, 1)
+    return approvals, required
+
+
+def _asked(pending: PendingApproval) -> Block | None:
+    words = pending.request_text.strip()
+    if not words:
+        return None
+    quoted = mrkdwn.truncate(mrkdwn.shown(_one_line(words)), 1_500)[0]
+    return context(f"{person(pending.requester)} asked: “{quoted}”")
+
+
+def _who_may_approve(pending: PendingApproval, card: CardContext) -> Block:
+    approvals, required = _approvals(pending)
+    parts = []
+    if card.approvers:
+        parts.append("*Approvers:* " + " ".join(mention(a) for a in card.approvers))
+    else:
+        parts.append("*Approvers:* none configured")
+    so_far = f"*Approvals:* {len(approvals)} of {required}"
+    if approvals:
+        so_far += " (" + ", ".join(person(a) for a in approvals) + ")"
+    parts.append(so_far)
+    if card.expires_at is not None:
+        parts.append(f"*Expires:* {expiry(card.expires_at)}")
+    return markdown_section("\n".join(parts))
+
+
 def _sql_blocks(pending: PendingApproval) -> list[Block]:
     shown, cut = card_sql(pending.sql)
     blocks = [markdown_section(code_block(shown))]
     if cut:
         blocks.append(
             context(
-                f"The SQL is cut here ({len(pending.sql.strip()):,} characters); "
+                f"The SQL is cut here ({len(trim_sql(pending.sql)):,} characters); "
                 "the full text is attached in this thread."
             )
         )
@@ -74,61 +150,81 @@ def _confirm(title: str, text: str, confirm: str) -> dict[str, Any]:
     }
 
 
-def approval_buttons(pending: PendingApproval) -> Block:
+def approval_buttons(pending: PendingApproval, *, approvable: bool = True) -> Block:
+    """Approve once, Approve for this thread and Deny; Deny alone when it cannot be
+    approved here."""
     where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
-    return {
-        "type": "actions",
-        "block_id": "approval",
-        "elements": [
-            {
-                "type": "button",
-                "action_id": APPROVE_ONCE,
-                "text": plain("Approve once"),
-                "style": "primary",
-                "value": pending.id,
-                "confirm": _confirm("Run this change?", f"Run this SQL once on {where}.", "Run it"),
-            },
-            {
-                "type": "button",
-                "action_id": APPROVE_THREAD,
-                "text": plain("Approve for this thread"),
-                "value": pending.id,
-                "confirm": _confirm(
-                    "Approve for this thread?",
-                    f"Run this SQL on {where}, and let this thread run the same SQL again "
-                    "without asking until the grant expires.",
-                    "Approve",
-                ),
-            },
-            {
-                "type": "button",
-                "action_id": DENY,
-                "text": plain("Deny"),
-                "style": "danger",
-                "value": pending.id,
-            },
-        ],
+    approve_once = {
+        "type": "button",
+        "action_id": APPROVE_ONCE,
+        "text": plain("Approve once"),
+        "style": "primary",
+        "value": pending.id,
+        "confirm": _confirm("Run this change?", f"Run this SQL once on {where}.", "Run it"),
     }
+    approve_thread = {
+        "type": "button",
+        "action_id": APPROVE_THREAD,
+        "text": plain("Approve for this thread"),
+        "value": pending.id,
+        "confirm": _confirm(
+            "Approve for this thread?",
+            f"Run this SQL on {where}, and let this thread run the same SQL again "
+            "without asking until the grant expires.",
+            "Approve",
+        ),
+    }
+    deny = {
+        "type": "button",
+        "action_id": DENY,
+        "text": plain("Deny"),
+        "style": "danger",
+        "value": pending.id,
+    }
+    elements = [approve_once, approve_thread, deny] if approvable else [deny]
+    return {"type": "actions", "block_id": "approval", "elements": elements}
 
 
-def approval_card(pending: PendingApproval) -> dict[str, Any]:
-    """The card asking an approver to allow one statement: the facts, the exact SQL and
-    the three buttons."""
+def approval_card(pending: PendingApproval, card: CardContext | None = None) -> dict[str, Any]:
+    """The card asking an approver to allow one change: the facts, who asked in their
+    words, the exact SQL, its impact, who may approve and until when, and the buttons.
+
+    Its text (what notifications show) mentions the approvers, so Slack notifies them."""
+    card = card or CardContext()
+    impact = _impact(pending)
+    approvals, required = _approvals(pending)
     summary = (
         mrkdwn.escape(
             f"Approval needed: {pending.risk} on {pending.database} ({pending.environment}), "
+            f"{rows_summary(impact)}, "
         )
         + f"requested by {person(pending.requester)}"
     )
-    blocks = [
-        {"type": "header", "text": plain(f":lock: Approval needed: {pending.risk}")},
+    if card.approvers:
+        summary += ". Approvers: " + " ".join(mention(a) for a in card.approvers)
+    if approvals:
+        summary += f". Approved {len(approvals)} of {required}"
+    if card.expires_at is not None:
+        summary += f". Expires {expiry(card.expires_at)}"
+    blocks: list[Block] = [
+        {
+            "type": "header",
+            "text": plain(_header(f":lock: Approval needed: {pending.risk}", pending)),
+        },
         _facts(pending),
-        *_sql_blocks(pending),
     ]
+    asked = _asked(pending)
+    if asked is not None:
+        blocks.append(asked)
+    blocks.extend(_sql_blocks(pending))
+    blocks.extend(impact_blocks(impact))
     if pending.reason:
-        blocks.append(context(mrkdwn.truncate(mrkdwn.escape(pending.reason), 1_000)[0]))
-    blocks.append(approval_buttons(pending))
-    return {"text": summary, "blocks": blocks}
+        blocks.append(context(mrkdwn.truncate(mrkdwn.shown(pending.reason), 1_000)[0]))
+    blocks.append(_who_may_approve(pending, card))
+    if not card.approvable:
+        blocks.append(markdown_section(strings.CARD_NOT_APPROVABLE))
+    blocks.append(approval_buttons(pending, approvable=card.approvable))
+    return {"text": mrkdwn.truncate(summary, 3_000)[0], "blocks": blocks}
 
 
 def superseded_card(pending: PendingApproval, *, expired: bool = False) -> dict[str, Any]:
@@ -149,7 +245,9 @@ def superseded_card(pending: PendingApproval, *, expired: bool = False) -> dict[
 
 
 def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
-    """The card after the first decision: who, when, the outcome; no buttons."""
+    """The card after the decision: who, when, the outcome; no approval buttons. A change
+    that can be undone exactly carries an Undo button (its value: the undo record's id);
+    one that cannot says why."""
     pending = decision.pending
     who = person(decision.approver)
     when = slack_date(decision.decided_at)
@@ -159,6 +257,10 @@ def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
     else:
         icon, verb, how = ":no_entry_sign:", "Denied", ""
     line = f"{icon} *{verb}{how}* by {who} {when}"
+    approvals, _ = _approvals(pending)
+    earlier = [a for a in approvals if a != decision.approver]
+    if decision.approved and earlier:
+        line += " (also approved by " + ", ".join(person(a) for a in earlier) + ")"
     outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 2_000)
     blocks = [
         {"type": "header", "text": plain(f"{icon} {verb}")},
@@ -166,15 +268,60 @@ def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
         *_sql_blocks(pending),
         markdown_section(f"{line}\n*Outcome:* {outcome}"),
     ]
+    undo_id, undo_reason = decision.undo_id, decision.undo_reason
+    if decision.approved and undo_id:
+        blocks.append(undo_button(undo_id))
+    elif decision.approved and undo_reason:
+        blocks.append(context(f"No Undo: {mrkdwn.shown(undo_reason)}"))
     text = f"{verb} by {who}: {outcome}"
     return {"text": text, "blocks": blocks}
+
+
+def undo_button(undo_id: str) -> Block:
+    """Undo: a click posts the inverse change as a new card, approved like any other."""
+    return {
+        "type": "actions",
+        "block_id": "undo",
+        "elements": [
+            {
+                "type": "button",
+                "action_id": UNDO,
+                "text": plain("Undo"),
+                "value": undo_id,
+            }
+        ],
+    }
+
+
+def posted_line(pending: PendingApproval, card_link: str | None) -> str:
+    """The audit channel's line when a card is posted: who asks for what, where."""
+    sql = _one_line(pending.sql)
+    sql, _ = mrkdwn.truncate(mrkdwn.shown(sql).replace("`", "'"), 300)
+    where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
+    link = f" <{card_link}|card>" if card_link else ""
+    return (
+        f":lock: {person(pending.requester)} asks for a {mrkdwn.escape(pending.risk)} on "
+        f"{where}, {mrkdwn.escape(rows_summary(_impact(pending)))}:{link} `{sql}`"
+    )
+
+
+def approver_dm(pending: PendingApproval, card_link: str | None) -> dict[str, Any]:
+    """The DM each approver gets when `[approvals] dm` is on: what waits, and where."""
+    where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
+    link = f"<{card_link}|Open the card>" if card_link else "The card is in the thread."
+    text = (
+        f":lock: {person(pending.requester)} asks for a {mrkdwn.escape(pending.risk)} on "
+        f"{where} ({mrkdwn.escape(rows_summary(_impact(pending)))}) and needs an approver. "
+        f"{link}"
+    )
+    return {"text": text, "blocks": [markdown_section(text)]}
 
 
 def audit_line(decision: ApprovalDecision) -> str:
     """One line for the audit channel per executed write."""
     pending = decision.pending
-    sql = " ".join(pending.sql.split())
-    sql, _ = mrkdwn.truncate(mrkdwn.escape(sql).replace("`", "'"), 300)
+    sql = _one_line(pending.sql)
+    sql, _ = mrkdwn.truncate(mrkdwn.shown(sql).replace("`", "'"), 300)
     outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 500)
     return (
         f"{person(pending.requester)} asked, {person(decision.approver)} approved "

@@ -15,7 +15,7 @@ from typing import Any
 from bot.config import DatabaseConfig
 from bot.slack import mrkdwn, strings
 from bot.slack.blocks.common import Block, code_block, context, markdown_section, person, plain
-from bot.state.grants import SQL_WHITESPACE
+from bot.sql.lexical import trim_sql
 
 RUN = "sql_run"
 EDIT = "sql_edit"
@@ -125,7 +125,7 @@ def proposal_of_view(view: dict[str, Any]) -> str | None:
 
 
 def _ran_sql(sql: str) -> str:
-    shown, cut = mrkdwn.truncate(mrkdwn.code_text(sql.strip(SQL_WHITESPACE)), _RAN_SQL_CHARS)
+    shown, cut = mrkdwn.truncate(mrkdwn.code_text(trim_sql(sql)), _RAN_SQL_CHARS)
     return code_block(shown) + ("\n_(cut here)_" if cut else "")
 
 

@@ -23,8 +23,8 @@ from bot.agent import (
 )
 from bot.config import Approvals, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
+from bot.state import open_state
 from bot.state.grants import GrantScope
-from bot.state.store import StateStore
 from tests.agent.support import APPROVER, REQUESTER, SESSION, query, run_statements
 from tests.fakes.model_server import FakeModelServer
 from tests.schemas import run_schema
@@ -83,11 +83,11 @@ async def agent(model_server: FakeModelServer, home: str, tmp_path: Path) -> Asy
         # An unknown count may change at most 5 rows: the table has 10.
         approvals=Approvals(max_rows_unknown=5),
     )
-    store = await StateStore.open(tmp_path / "state")
+    store = await open_state(settings.model_copy(update={"dbagent_state_dir": tmp_path / "state"}))
     registry = DatabaseRegistry(settings.databases, settings.limits)
     model = build_model_client(settings, stream=False)
     yield Agent(
-        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+        settings=settings, state=store, databases=registry, model=model, skills=Skills.load()
     )
     await model.close()
     await registry.close()
@@ -351,11 +351,13 @@ async def test_a_cascade_hidden_from_the_account_is_not_approved(
         ],
         limits=Limits(model_max_retries=2, statement_timeout_s=10),
     )
-    store = await StateStore.open(tmp_path / "restricted")
+    store = await open_state(
+        settings.model_copy(update={"dbagent_state_dir": tmp_path / "restricted"})
+    )
     registry = DatabaseRegistry(settings.databases, settings.limits)
     model = build_model_client(settings, stream=False)
     restricted = Agent(
-        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+        settings=settings, state=store, databases=registry, model=model, skills=Skills.load()
     )
     try:
         outcome = await attack(restricted, "DELETE FROM t WHERE id = 1")

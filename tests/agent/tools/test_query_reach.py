@@ -17,11 +17,8 @@ from bot.agent.tools import ApprovalRequired, ToolContext, ToolReply
 from bot.config import DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
 from bot.db.impact_types import RowCount
-from bot.sql.risk import classify
-from bot.state.audit import AuditLog
-from bot.state.executions import Executions
-from bot.state.grants import Grants, GrantScope
-from bot.state.store import StateStore
+from bot.state import State, open_state
+from bot.state.grants import GrantScope
 from tests.agent.support import APPROVER, REQUESTER, SESSION, call_tool, query, run_statements
 from tests.fakes.model_server import FakeModelServer, call, calls
 from tests.schemas import run_schema
@@ -73,7 +70,7 @@ def settings(model_server: FakeModelServer, home: str, mysql_url: str) -> Settin
 
 
 @pytest.fixture
-async def context(store: StateStore, settings: Settings) -> AsyncIterator[ToolContext]:
+async def context(state: State, settings: Settings) -> AsyncIterator[ToolContext]:
     registry = DatabaseRegistry(settings.databases, settings.limits)
     yield ToolContext(
         session_id=SESSION,
@@ -82,20 +79,22 @@ async def context(store: StateStore, settings: Settings) -> AsyncIterator[ToolCo
         settings=settings,
         databases=registry,
         skills=Skills.load(),
-        grants=Grants(store, settings.limits),
-        audit=AuditLog(store),
-        executions=Executions(store),
+        grants=state.grants,
+        audit=state.audit,
+        executions=state.executions,
     )
     await registry.close()
 
 
 @pytest.fixture
 async def agent(settings: Settings, tmp_path: Path) -> AsyncIterator[Agent]:
-    store = await StateStore.open(tmp_path / "agent-state")
+    store = await open_state(
+        settings.model_copy(update={"dbagent_state_dir": tmp_path / "agent-state"})
+    )
     registry = DatabaseRegistry(settings.databases, settings.limits)
     model = build_model_client(settings, stream=False)
     yield Agent(
-        settings=settings, store=store, databases=registry, model=model, skills=Skills.load()
+        settings=settings, state=store, databases=registry, model=model, skills=Skills.load()
     )
     await model.close()
     await registry.close()
@@ -214,11 +213,6 @@ async def test_a_schema_differing_only_in_case_is_another_schema(
     assert await query(mysql_url, f"SELECT a FROM {UPPER}.t") == [(0,)]
 
 
-# Read confinement rests on the classifier naming what a statement reads.
-READS_REPORTED = bool(classify("SELECT 1 FROM t").statements[0].reads)
-
-
-@pytest.mark.skipif(not READS_REPORTED, reason="the classifier does not yet report reads")
 async def test_reads_stay_in_the_database_and_its_read_schemas(context: ToolContext) -> None:
     refused = await run(context, "SELECT * FROM mysql.user")
     assert isinstance(refused, ToolReply)
@@ -269,7 +263,6 @@ def test_a_pending_approval_stored_before_impacts_existed_still_loads() -> None:
     assert PendingApproval.from_json(json.loads(json.dumps(loaded.to_json()))) == loaded
 
 
-@pytest.mark.skipif(not READS_REPORTED, reason="the classifier does not yet report reads")
 async def test_a_view_over_another_schema_is_neither_read_nor_written_through(
     context: ToolContext, home: str, mysql_url: str
 ) -> None:
@@ -282,7 +275,7 @@ async def test_a_view_over_another_schema_is_neither_read_nor_written_through(
 
 
 async def test_a_write_is_not_run_when_the_server_cannot_say_what_it_reaches(
-    store: StateStore, settings: Settings
+    state: State, settings: Settings
 ) -> None:
     gone = DatabaseConfig(
         name="gone", url="mysql://root@127.0.0.1:1/nowhere", environment="staging"
@@ -295,8 +288,8 @@ async def test_a_write_is_not_run_when_the_server_cannot_say_what_it_reaches(
         settings=settings,
         databases=registry,
         skills=Skills.load(),
-        grants=Grants(store, settings.limits),
-        audit=AuditLog(store),
+        grants=state.grants,
+        audit=state.audit,
     )
     try:
         reply = await run(context, "UPDATE t SET a = 1", database="gone")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack.listeners.actions import approval_card, question, sql_actions, stop_run
+from bot.slack.listeners.actions import approval_card, question, sql_actions, stop_run, undo
 
 
 def register(app: AsyncApp) -> None:
@@ -12,3 +12,4 @@ def register(app: AsyncApp) -> None:
     question.register(app)
     sql_actions.register(app)
     stop_run.register(app)
+    undo.register(app)

@@ -20,16 +20,19 @@ from bot.agent.outcomes import (
     AlreadyDecided,
     ApprovalDecision,
     ApprovalExpired,
+    AwaitingApproval,
     Outcome,
     PendingApproval,
     SelfApprovalRefused,
 )
-from bot.slack import delivery
+from bot.slack import cards, delivery, strings
+from bot.slack.approvers import MembershipUnknown
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
 from bot.slack.blocks.working import stopped_card
 from bot.slack.clicks import Click, tell_clicker
 from bot.slack.live import LiveProgress
+from bot.slack.outcome import Delivered, answer_in_thread
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
 from bot.slack.streamed import deliver_streamed
@@ -37,13 +40,11 @@ from bot.state.grants import GrantScope
 
 log = logging.getLogger(__name__)
 
-NOT_AN_APPROVER = "Only the configured approvers can approve or deny changes; nothing was done."
-NO_APPROVERS = "No approvers are configured, so nobody can approve changes; nothing was done."
-EXPIRED = "This approval request expired before anyone decided; nothing was done."
-ALREADY_DECIDED = (
-    "This request is no longer pending (it was decided, or a newer message replaced it); "
-    "nothing was done."
-)
+NOT_AN_APPROVER = strings.NOT_AN_APPROVER
+NO_APPROVERS = strings.NO_APPROVERS
+MEMBERSHIP_UNKNOWN = strings.MEMBERSHIP_UNKNOWN
+EXPIRED = strings.APPROVAL_EXPIRED
+ALREADY_DECIDED = strings.ALREADY_DECIDED
 SCOPES = {APPROVE_ONCE: GrantScope.ONCE, APPROVE_THREAD: GrantScope.THREAD}
 
 
@@ -65,7 +66,13 @@ async def handle_card_decision(
 
 async def handle_click(services: Services, click: Click) -> None:
     """Check who clicked, then queue the decision behind the thread's current run."""
-    if not await services.approvers.allows(click.user):
+    try:
+        allowed = await services.approvers.allows(click.user)
+    except MembershipUnknown:
+        log.warning("approver group of %s unknown; %s refused", click.user, click.action_id)
+        await tell_clicker(services, click, MEMBERSHIP_UNKNOWN)
+        return
+    if not allowed:
         log.info(
             "%s is not an approver; %s on %s refused", click.user, click.action_id, click.value
         )
@@ -103,7 +110,10 @@ async def decide(
         services.open_cards.forget(thread.session_id, decision.pending.id)
         card = approval_card.decided_card(decision)
         if not await delivery.update(client, click.channel, click.message_ts, card):
-            log.error("approval card %s not updated", click.message_ts)
+            # The card still asks for a decision that was made (and maybe ran): say what
+            # happened in the thread instead.
+            log.error("approval card %s not updated; posting the outcome", click.message_ts)
+            await delivery.post(client, thread, approval_card.decided_card(decision))
         audit_channel = services.settings.approvals.audit_channel
         if decision.approved and audit_channel:
             try:
@@ -139,23 +149,33 @@ async def decide(
             await status.clear()
             await tell_clicker(services, click, ALREADY_DECIDED)
             return None
-        except SelfApprovalRefused as exc:  # four eyes: told privately, the card stays
+        except SelfApprovalRefused as refused:
             await status.clear()
-            await tell_clicker(services, click, exc.reason)
+            await tell_clicker(services, click, refused.reason)  # four eyes; the card stays
             return None
 
-    async def post(outcome: Outcome) -> delivery.Delivered:
+    async def poster(outcome: Outcome) -> Delivered:
+        if isinstance(outcome, AwaitingApproval) and outcome.pending.id == click.value:
+            # Counted, but more approvers must click: the same card shows who has.
+            await cards.update_card(services, click.channel, click.message_ts, outcome.pending)
+            approvals, required = len(outcome.pending.approvals), outcome.pending.required
+            await tell_clicker(services, click, counted(approvals, required))
+            return Delivered(card_ts=click.message_ts)
         return await deliver_streamed(services, thread, status, outcome)
 
     services.turns.begin(thread.session_id, pending.requester)
     status.allow_stop()
     try:
-        await delivery.answer_in_thread(
-            services, thread, status, run(), what="decision", poster=post
-        )
+        await answer_in_thread(services, thread, status, run(), what="decision", poster=poster)
         stopper = services.turns.stopped_by(thread.session_id)
         if stopper is not None and not decided and click.action_id != DENY:
             card = stopped_card(pending, click.user, SCOPES[click.action_id], stopper)
             await delivery.update(client, click.channel, click.message_ts, card)
     finally:
         services.turns.end(thread.session_id)
+
+
+def counted(approvals: int, required: int) -> str:
+    waiting = max(required - approvals, 1)
+    more = "another approver approves" if waiting == 1 else f"{waiting} more approvers approve"
+    return strings.APPROVAL_COUNTED.format(approvals=approvals, required=required, more=more)

@@ -23,6 +23,7 @@ from bot.slack import delivery
 from bot.slack.blocks import question as question_blocks
 from bot.slack.blocks.common import person
 from bot.slack.clicks import Click, first_time, tell_clicker
+from bot.slack.outcome import answer_in_thread
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
 from bot.slack.status_line import StatusLine
@@ -125,4 +126,4 @@ async def answer(
             await tell_clicker(services, click, ALREADY_ANSWERED)
             return None
 
-    await delivery.answer_in_thread(services, thread, status, run(), what="answer to a question")
+    await answer_in_thread(services, thread, status, run(), what="answer to a question")

@@ -20,10 +20,10 @@ from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.agent.outcomes import Answer, AwaitingApproval, Failed, Outcome
-from bot.slack import delivery
+from bot.slack import cards, delivery
 from bot.slack.blocks import sql_actions as run_blocks
 from bot.slack.clicks import Click, first_time, tell_clicker
-from bot.slack.delivery import UNEXPECTED, Delivered
+from bot.slack.outcome import UNEXPECTED, Delivered, answer_in_thread
 from bot.slack.proposals import Proposal
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
@@ -180,9 +180,7 @@ async def run(services: Services, request: RunRequest) -> None:
         await post_outcome(services, request, outcome)
         return Delivered()  # nothing a newer message closes (see post_outcome)
 
-    await delivery.answer_in_thread(
-        services, thread, status, statement(), what="Run", poster=poster
-    )
+    await answer_in_thread(services, thread, status, statement(), what="Run", poster=poster)
 
 
 async def post_outcome(services: Services, request: RunRequest, outcome: Outcome) -> None:
@@ -194,7 +192,7 @@ async def post_outcome(services: Services, request: RunRequest, outcome: Outcome
         # The usual card; a click on it runs the change and posts the result (the
         # approval flow in listeners/actions/approval_card.py). No model run waits on it,
         # so a newer message in the thread does not replace it.
-        await delivery.post_card(client, thread, outcome.pending)
+        await cards.post_card(services, thread, outcome.pending)
     elif isinstance(outcome, Answer):
         message = run_blocks.ran_message(
             request.user, request.sql, outcome.text, edited=request.edited

@@ -46,7 +46,7 @@ async def stop(services: Services, click: Click) -> None:
     if asker is None or not in_this_channel:
         await tell_clicker(services, click, strings.STOP_TOO_LATE)
         return
-    if click.user != asker and not await services.approvers.allows(click.user):
+    if click.user != asker and not await services.approvers.is_approver(click.user):
         await tell_clicker(services, click, strings.STOP_NOT_YOURS.format(asker=person(asker)))
         return
     services.turns.mark_stopped(session_id, click.user)

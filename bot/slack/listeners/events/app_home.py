@@ -30,7 +30,7 @@ async def handle_app_home_opened(event: dict[str, Any], context: AsyncBoltContex
 
 async def publish_home(services: Services, user: str) -> None:
     waiting = None
-    if await services.approvers.allows(user):
+    if await services.approvers.is_approver(user):
         team_url = await _team_url(services)
         own_ok = services.settings.approvals.allow_self_approval
         waiting = [

@@ -11,9 +11,11 @@ from typing import Any
 from bot.agent.outcomes import Outcome
 from bot.slack import delivery, strings
 from bot.slack.live import LiveProgress
+from bot.slack.outcome import Delivered, answer_in_thread
 from bot.slack.services import Services
 from bot.slack.sessions import Thread
 from bot.slack.streamed import deliver_streamed
+from bot.state import StateError
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +73,12 @@ def question_text(text: str, bot_user_id: str | None) -> str:
 
 
 async def accept(services: Services, incoming: Incoming, bot_user_id: str | None) -> None:
-    """Take a delivered message: drop repeats, answer the trivial at once, queue the rest."""
-    thread = incoming.thread
-    if not await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts):
+    """Take a delivered message: drop repeats, answer the trivial at once, queue the rest.
+
+    A queued message is claimed as seen only when its run starts (see sessions.py)."""
+    thread, dedupe = incoming.thread, services.dedupe
+    delivery_keys = (incoming.event_id, thread.channel, incoming.ts)
+    if not dedupe.hold(*delivery_keys):
         log.info("duplicate delivery of %s in %s ignored", incoming.ts, thread.channel)
         return
     if not incoming.is_dm:
@@ -81,15 +86,17 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     question = question_text(incoming.text, bot_user_id)
     limit = services.settings.limits.max_message_chars
     client = services.client
-    if len(question) > limit:
-        await delivery.post_error(
-            client,
-            thread,
-            strings.TOO_LONG.format(length=len(question), limit=limit),
-        )
-        return
-    if not question:
-        await delivery.post_text(client, thread, HELP)
+    if len(question) > limit or not question:
+        try:
+            if not await _claim(services, incoming):
+                return
+        finally:
+            dedupe.let_go(*delivery_keys)
+        if question:
+            too_long = strings.TOO_LONG.format(length=len(question), limit=limit)
+            await delivery.post_error(client, thread, too_long)
+        else:
+            await delivery.post_text(client, thread, HELP)
         return
     status = LiveProgress(
         client,
@@ -100,10 +107,34 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     )
 
     async def job() -> None:
-        await run_turn(services, incoming, question, status)
+        # Held until the run ends, so a repeat that arrives meanwhile is dropped here.
+        try:
+            if await _claim(services, incoming):
+                await run_turn(services, incoming, question, status)
+            else:
+                await status.clear()
+        finally:
+            dedupe.let_go(*delivery_keys)
 
-    if services.queues.submit(thread.session_id, job):
+    async def dropped() -> None:
+        dedupe.let_go(*delivery_keys)
+        await status.clear()
+
+    if services.queues.submit(thread.session_id, job, on_drop=dropped):
         await status.show(QUEUED, at_once=True)
+
+
+async def _claim(services: Services, incoming: Incoming) -> bool:
+    """Mark the delivery seen; False when it was (answered, or being answered, before)."""
+    thread = incoming.thread
+    try:
+        first = await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts)
+    except StateError as exc:  # not even the delivery can be recorded: say why
+        await delivery.post_error(services.client, thread, f"I cannot take messages now: {exc}")
+        return False
+    if not first:
+        log.info("delivery of %s in %s was answered before", incoming.ts, thread.channel)
+    return first
 
 
 async def run_turn(
@@ -125,11 +156,11 @@ async def run_turn(
             progress=status,
         )
 
-    async def post(outcome: Outcome) -> delivery.Delivered:
+    async def post(outcome: Outcome) -> Delivered:
         return await deliver_streamed(services, thread, status, outcome)
 
     try:
-        await delivery.answer_in_thread(
+        await answer_in_thread(
             services, thread, status, run(), what="run", replier=incoming.user, poster=post
         )
     finally:

@@ -7,13 +7,14 @@ import copy
 import json
 
 from tests.fakes.model_server import call, calls, say
-from tests.fakes.slack_server import Message
+from tests.fakes.slack_server import TEAM_ID, Message
 from tests.slack.conftest import (
     APPROVER,
     ASKER,
     AUDIT_CHANNEL,
     BYSTANDER,
     CHANNEL,
+    GROUP,
     GROUP_MEMBER,
     PRODUCTION,
     SCHEMA,
@@ -42,7 +43,12 @@ def shown(message: Message) -> str:
 
 
 def has_buttons(message: Message) -> bool:
-    return any(block.get("type") == "actions" for block in message.blocks)
+    """Approval buttons (an outcome may carry Undo, which approves nothing)."""
+    return any(block.get("block_id") == "approval" for block in message.blocks)
+
+
+def has_undo(message: Message) -> bool:
+    return any(block.get("block_id") == "undo" for block in message.blocks)
 
 
 async def answered(harness: SlackHarness, thread_ts: str, text: str) -> list[str]:
@@ -74,16 +80,19 @@ async def test_a_write_runs_once_after_an_approver_clicks(harness: SlackHarness)
     texts = await answered(harness, thread_ts, "Order 11 is now paid.")
     assert await column(harness, "status", 11) == "paid"
     decided = slack.message(CHANNEL, card.ts)
-    assert decided.edits == 1 and not has_buttons(decided)
+    assert decided.edits == 1 and not has_buttons(decided) and has_undo(decided)
     assert "Approved once" in shown(decided) and f"<@{APPROVER}>" in shown(decided)
     assert "1 row" in shown(decided)
     assert texts[-1] == "Order 11 is now paid."
     assert json.loads(harness.model.new_tool_results()[0])["affected_rows"] == 1
 
-    # One audit line: who asked, who approved, where, the outcome.
-    (audit,) = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
+    # Two audit lines: the card was posted (with a link to it); the write ran (who asked,
+    # who approved, where, the outcome).
+    posted, ran = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
+    for part in (f"<@{ASKER}>", STAGING, "1 row", "https://fake.slack.com/archives/"):
+        assert part in posted.text
     for part in (f"<@{ASKER}>", f"<@{APPROVER}>", STAGING, "1 row"):
-        assert part in audit.text
+        assert part in ran.text
 
 
 async def test_members_of_an_approver_group_may_approve(harness: SlackHarness) -> None:
@@ -132,7 +141,9 @@ async def test_a_deny_does_not_run_the_write(harness: SlackHarness) -> None:
     decided = slack.message(CHANNEL, card.ts)
     assert "Denied" in shown(decided) and not has_buttons(decided)
     assert "denied by" in harness.model.new_tool_results()[0]
-    assert [m for m in slack.messages if m.channel == AUDIT_CHANNEL] == []
+    # The audit channel heard of the card, and of nothing that ran.
+    (posted,) = [m for m in slack.messages if m.channel == AUDIT_CHANNEL]
+    assert posted.text.startswith(":lock:")
 
 
 async def test_the_sql_that_runs_comes_from_the_stored_approval_not_the_click(
@@ -243,15 +254,14 @@ async def test_an_expired_card_runs_nothing_and_loses_its_buttons(harness: Slack
     harness.model.script(write(), say("Paid."))
     thread_ts, _ = await harness.mention("mark order 11 as paid")
     card = await harness.wait_for_card(thread_ts)
-    assert harness.agent is not None and harness.store is not None
-    (pending_id,) = [key for key, _ in await harness.store.items("pending")]
-
-    def older(table) -> None:
-        record = table.get(pending_id)
-        record["created_at"] -= harness.settings.limits.approval_ttl_s + 1
-        table[pending_id] = record
-
-    await harness.store.transact("pending", older)
+    assert harness.agent is not None and harness.state is not None
+    session = await harness.agent.session(f"{TEAM_ID}:{CHANNEL}:{thread_ts}")
+    assert session is not None and session.pending_id is not None
+    # As if it were posted a day ago: the same record, older.
+    record = await harness.state.pending.claim(session.pending_id)
+    assert record is not None
+    record["created_at"] -= harness.settings.limits.approval_ttl_s + 1
+    await harness.state.pending.add(record)
     await harness.click("approve_once", card, user=APPROVER)
     (note,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
     assert "expired" in note.text
@@ -259,6 +269,94 @@ async def test_an_expired_card_runs_nothing_and_loses_its_buttons(harness: Slack
     assert await column(harness, "status", 11) == "pending"
     expired = slack.message(CHANNEL, card.ts)
     assert not has_buttons(expired) and "expired" in shown(expired)
+
+
+async def test_the_card_mentions_the_approvers_and_says_when_it_expires(
+    harness: SlackHarness,
+) -> None:
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    # The notification text itself mentions them, so Slack notifies them.
+    assert f"<@{APPROVER}>" in card.text and f"<!subteam^{GROUP}>" in card.text
+    assert "<!date^" in card.text and "{date_short_pretty} {time}|" in card.text
+    assert "Approvals:* 0 of 1" in shown(card)
+
+
+async def test_the_requester_cannot_approve_their_own_change(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid", user=APPROVER)
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_once", card, user=APPROVER)
+    (refusal,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "cannot approve it yourself" in refusal.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+    assert has_buttons(slack.message(CHANNEL, card.ts))
+    # Another approver may.
+    await harness.click("approve_once", card, user=GROUP_MEMBER)
+    await answered(harness, thread_ts, "Paid.")
+    assert await column(harness, "status", 11) == "paid"
+
+
+async def test_a_group_member_is_refused_when_slack_cannot_confirm_the_group(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    slack.fail_next("usergroups.users.list", "missing_scope")
+    await harness.click("approve_once", card, user=GROUP_MEMBER)
+    (refusal,) = await slack.wait_for(lambda: slack.ephemerals(GROUP_MEMBER))
+    assert "could not tell me" in refusal.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+
+
+async def test_approvers_get_a_dm_with_a_link_to_the_card(harness: SlackHarness) -> None:
+    harness.settings.approvals.dm = True
+    harness.model.script(write())
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    await harness.wait_for_card(thread_ts)
+    dms = {m.channel: m for m in harness.slack.messages if m.channel in (APPROVER, GROUP_MEMBER)}
+    assert set(dms) == {APPROVER, GROUP_MEMBER}  # the group expanded to its members
+    for dm in dms.values():
+        assert "https://fake.slack.com/archives/" in dm.text and f"<@{ASKER}>" in dm.text
+
+
+async def test_a_cut_card_whose_full_sql_cannot_be_attached_offers_no_approve(
+    harness: SlackHarness,
+) -> None:
+    long_sql = MARK_PAID + " AND note <> '" + "x" * 3_000 + "'"
+    harness.model.script(write(long_sql))
+    harness.slack.fail_next("files.getUploadURLExternal", "internal_error", times=10)
+    thread_ts, _ = await harness.mention("mark order 11 as paid, carefully")
+    card = await harness.wait_for_card(thread_ts)
+    actions = [e["action_id"] for b in card.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert actions == ["deny"]
+    assert "Cannot be approved here" in shown(card)
+
+
+async def test_a_cut_card_comes_after_its_full_sql(harness: SlackHarness) -> None:
+    long_sql = MARK_PAID + " AND note <> '" + "x" * 3_000 + "'"
+    harness.model.script(write(long_sql))
+    thread_ts, _ = await harness.mention("mark order 11 as paid, carefully")
+    card = await harness.wait_for_card(thread_ts)
+    (full,) = harness.slack.files_in(CHANNEL, thread_ts)
+    assert full.text == long_sql
+    actions = [e["action_id"] for b in card.blocks if b["type"] == "actions" for e in b["elements"]]
+    assert actions == ["approve_once", "approve_thread", "deny"]
+
+
+async def test_the_card_shows_the_rows_the_change_will_touch(harness: SlackHarness) -> None:
+    harness.model.script(write("UPDATE orders SET status = 'late' WHERE status = 'pending'"))
+    thread_ts, _ = await harness.mention("mark pending orders late")
+    card = await harness.wait_for_card(thread_ts)
+    assert "2 rows" in card.text and "*Rows:* 2 rows" in shown(card)
+    assert "First 2 rows it changes" in shown(card)
+    assert "mark pending orders late" in shown(card)  # who asked, in their words
 
 
 async def test_the_asker_approving_their_own_change_is_refused_privately(
@@ -271,4 +369,52 @@ async def test_the_asker_approving_their_own_change_is_refused_privately(
     await harness.click("approve_once", card, user=APPROVER)
     await slack.wait_for(lambda: slack.ephemerals(APPROVER))
     assert "cannot approve it yourself" in slack.ephemerals(APPROVER)[-1].text
+    assert await column(harness, "status", 11) == "pending"
+
+
+async def test_two_approvers_are_needed_and_the_card_shows_who_has_approved(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.settings.approvals.required = 2
+    harness.model.script(write(), say("Paid, with two approvals."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    assert "Approvals:* 0 of 2" in shown(card)
+
+    await harness.click("approve_once", card, user=APPROVER)
+    (counted,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+    assert "1 of 2" in counted.text and "nothing has run yet" in counted.text
+    await harness.idle()
+    assert await column(harness, "status", 11) == "pending"
+    updated = slack.message(CHANNEL, card.ts)
+    assert f"Approvals:* 1 of 2 (<@{APPROVER}>)" in shown(updated) and has_buttons(updated)
+
+    await harness.click("approve_once", card, user=GROUP_MEMBER)
+    await answered(harness, thread_ts, "Paid, with two approvals.")
+    assert await column(harness, "status", 11) == "paid"
+    decided = slack.message(CHANNEL, card.ts)
+    assert not has_buttons(decided)
+    assert f"also approved by <@{APPROVER}>" in shown(decided)
+
+
+async def test_undo_puts_the_rows_back_after_a_second_approval(harness: SlackHarness) -> None:
+    slack = harness.slack
+    harness.model.script(write(), say("Paid."))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    await harness.click("approve_once", card, user=APPROVER)
+    await answered(harness, thread_ts, "Paid.")
+    assert await column(harness, "status", 11) == "paid"
+    decided = copy.deepcopy(slack.message(CHANNEL, card.ts))
+    await harness.press(decided, "undo", user=ASKER)
+    cards = await slack.wait_for(
+        lambda: len(harness.cards(thread_ts)) >= 2 and harness.cards(thread_ts)
+    )
+    await harness.idle()
+    undo_card = copy.deepcopy(next(c for c in cards if c.ts != card.ts))
+    assert "pending" in shown(undo_card)
+    await harness.click("approve_once", undo_card, user=APPROVER)
+    await slack.wait_for(lambda: slack.message(CHANNEL, undo_card.ts).text.startswith("Approved"))
+    await harness.idle()
     assert await column(harness, "status", 11) == "pending"

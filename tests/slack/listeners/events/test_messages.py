@@ -221,7 +221,7 @@ async def test_the_requesters_time_zone_comes_from_slack_once(harness: SlackHarn
 
 
 async def test_the_answer_is_escaped_and_split_to_fit(harness: SlackHarness) -> None:
-    code = "\n".join(f"SELECT {i} FROM orders WHERE total < {i};" for i in range(300))
+    code = "\n".join(f"SELECT {i} FROM orders WHERE total < {i};" for i in range(120))
     harness.model.script(say(f"<!channel> **Here**:\n```sql\n{code}\n```\nDone & dusted."))
     thread_ts, _ = await harness.mention("write me SQL")
     await answered(harness, thread_ts, "Done &amp; dusted.")
@@ -269,3 +269,38 @@ async def test_a_question_back_is_answered_by_replying_in_the_thread(
     await harness.message("March", thread_ts=thread_ts)
     await answered(harness, thread_ts, "March it is.")
     assert '"March"' in harness.model.new_tool_results()[0]
+
+
+async def test_a_message_taken_but_never_started_is_answered_when_redelivered_after_a_restart(
+    harness: SlackHarness,
+) -> None:
+    services_of_app(harness.app).status_grace_s = 0.1
+    release = asyncio.Event()
+
+    async def slow(body: dict[str, Any]) -> Turn:
+        await release.wait()  # until the test is done with it
+        return say("Too slow to finish.")
+
+    harness.model.responder = slow
+    first_ts, _ = await harness.mention("a long question", event_id="Ev0FIRST")
+    second_ts = harness.new_ts()
+    await harness.mention("a second one", thread_ts=first_ts, ts=second_ts, event_id="Ev0SECOND")
+    # The first is running (its status line shows), the second waits behind it.
+    await harness.slack.wait_for(lambda: any("Working on it" in t for t in harness.texts(first_ts)))
+    await harness.slack.wait_for(lambda: any("Queued" in t for t in harness.texts(first_ts)))
+
+    # The bot stops before the second starts: both status lines go with it.
+    await services_of_app(harness.app).queues.cancel(within_s=5.0)
+    await harness.stop()
+    assert harness.texts(first_ts) == []
+    release.set()
+    harness.model.responder = None
+
+    await harness.start()
+    harness.model.script(say("The second, answered after the restart."))
+    # Slack delivers both again: the one never started is answered, the other is not rerun.
+    await harness.mention("a second one", thread_ts=first_ts, ts=second_ts, event_id="Ev0SECOND")
+    await harness.mention("a long question", ts=first_ts, event_id="Ev0FIRST")
+    await answered(harness, first_ts, "answered after the restart")
+    assert harness.texts(first_ts) == ["The second, answered after the restart."]
+    assert harness.model.remaining == 0

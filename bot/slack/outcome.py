@@ -1,0 +1,146 @@
+"""A run's outcome in its thread: the text, the results, the card or question it waits
+for — and `answer_in_thread`, the one way every run of the agent ends in Slack."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from bot.agent.outcomes import (
+    Answer,
+    AwaitingApproval,
+    AwaitingReply,
+    Failed,
+    Outcome,
+    PendingApproval,
+    Question,
+)
+from bot.slack import cards, delivery, strings
+from bot.slack.blocks import approval_card, question
+from bot.slack.sessions import Thread
+from bot.state import StateError
+
+if TYPE_CHECKING:
+    from bot.slack.live import LiveProgress
+    from bot.slack.open_messages import OpenMessage
+    from bot.slack.services import Services
+    from bot.slack.status_line import StatusLine
+
+log = logging.getLogger(__name__)
+
+UNEXPECTED = strings.UNEXPECTED
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """What `deliver` posted that later clicks or messages may need to update."""
+
+    card_ts: str | None = None
+    question_ts: str | None = None
+
+
+async def deliver(
+    services: Services, thread: Thread, outcome: Outcome, *, text_shown: bool = False
+) -> Delivered:
+    """Post a run's outcome in its thread: the text (its SQL blocks with Run buttons; not
+    again when `text_shown`, streamed already), the results it rests on, and the approval
+    card or question when the run waits for one."""
+    client = services.client
+    if isinstance(outcome, Failed):
+        await delivery.post_error(client, thread, outcome.message)
+        return Delivered()
+    if outcome.text.strip() and not text_shown:
+        limit = services.settings.slack.max_answer_chars
+        await delivery.post_text(client, thread, outcome.text, services.proposals, max_chars=limit)
+    elif isinstance(outcome, Answer) and not outcome.results and not text_shown:
+        await delivery.post_text(client, thread, "Done.")
+    preview_rows = services.settings.slack.preview_rows
+    await delivery.post_results(client, thread, outcome.results, preview_rows)
+    if isinstance(outcome, AwaitingReply):
+        message = question.question_message(outcome.question)
+        return Delivered(question_ts=await delivery.post(client, thread, message))
+    if isinstance(outcome, AwaitingApproval):
+        return Delivered(card_ts=await cards.post_card(services, thread, outcome.pending))
+    return Delivered()
+
+
+Poster = Callable[[Outcome], Awaitable[Delivered]]
+
+
+async def answer_in_thread(
+    services: Services,
+    thread: Thread,
+    status: StatusLine | LiveProgress,
+    run: Awaitable[Outcome | None],
+    *,
+    what: str,
+    replier: str | None = None,
+    poster: Poster | None = None,
+) -> None:
+    """The end of every run in a thread: await `run`, post its outcome (an unexpected
+    error as a short apology; None: the run already told the person), clear the status
+    line, and remember the card or question posted so a newer message can close it.
+
+    `replier` wrote the message that started the run: a message replaces the card or
+    question open before it (or, the asker's reply, answers an input question), which
+    then says so. `poster` replaces the usual layout of the outcome."""
+    session = thread.session_id
+    before = _OpenBefore.of(services, session) if replier is not None else None
+    try:
+        try:
+            outcome = await run
+        except StateError as exc:  # the person can act on it (or tell who can)
+            log.error("%s in %s failed: %s", what, session, exc)
+            outcome = Failed(f"I could not save this conversation, so I stopped: {exc}")
+        except Exception:
+            log.exception("%s in %s failed", what, session)
+            outcome = Failed(UNEXPECTED)
+        if outcome is None:
+            return
+        if poster is not None:
+            delivered = await poster(outcome)
+        else:
+            delivered = await deliver(services, thread, outcome)
+    finally:
+        # Also when the bot is stopping and cancels the run: no status line is left behind.
+        await status.clear()
+    if before is not None and replier is not None:
+        await before.close_if_gone(services, session, replier)
+    if isinstance(outcome, AwaitingApproval):
+        services.open_cards.remember(session, outcome.pending, thread.channel, delivered.card_ts)
+    if isinstance(outcome, AwaitingReply):
+        services.open_questions.remember(
+            session, outcome.question, thread.channel, delivered.question_ts
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _OpenBefore:
+    card: OpenMessage[PendingApproval] | None
+    question: OpenMessage[Question] | None
+
+    @classmethod
+    def of(cls, services: Services, session: str) -> _OpenBefore:
+        return cls(services.open_cards.get(session), services.open_questions.get(session))
+
+    async def close_if_gone(self, services: Services, session: str, replier: str) -> None:
+        """After the run: say so on the card or question it made obsolete."""
+        card, open_question = self.card, self.question
+        if card is not None:
+            still_pending = await services.agent.pending(card.item.id) is not None
+            if services.open_cards.take_if_gone(session, card, still_open=still_pending):
+                gone = approval_card.superseded_card(card.item)
+                await delivery.update(services.client, card.channel, card.ts, gone)
+        if open_question is not None:
+            asked = open_question.item
+            still_open = await services.agent.question(asked.id) is not None
+            if services.open_questions.take_if_gone(session, open_question, still_open=still_open):
+                if asked.kind == "input" and replier == asked.requester:
+                    gone = question.replied_question(asked, replier)
+                else:
+                    gone = question.closed_question(asked)
+                await delivery.update(
+                    services.client, open_question.channel, open_question.ts, gone
+                )

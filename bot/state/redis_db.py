@@ -1,0 +1,101 @@
+"""The Redis backend: one asyncio client shared by the repositories, keys under a prefix.
+
+Several bot processes share one Redis, so each claim is one Redis command or one Lua
+script (atomic on the server), never a read then a write. Nothing is retried on its own:
+a claim retried after a lost reply could report "already taken" for a claim that was ours,
+so a failure surfaces as StateError instead, and the store reports itself unhealthy until
+a command succeeds again.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import redis.asyncio as redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from bot.state.errors import StateError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+DEFAULT_PREFIX = "dbagent:"
+TIMEOUT_S = 5.0
+
+
+def describe(url: str) -> str:
+    """The URL without its password, for messages."""
+    scheme, _, rest = url.partition("://")
+    return f"{scheme}://{rest.rpartition('@')[2].partition('?')[0]}"
+
+
+def _split_prefix(url: str, default: str) -> tuple[str, str]:
+    parts = urlsplit(url)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    prefixes = [value for name, value in query if name == "prefix"]
+    rest = urlencode([(name, value) for name, value in query if name != "prefix"])
+    return urlunsplit(parts._replace(query=rest)), (prefixes[-1] if prefixes else default)
+
+
+class RedisDb:
+    def __init__(self, client: redis.Redis, url: str, prefix: str) -> None:
+        self.client = client
+        self.where = describe(url)
+        self.prefix = prefix
+        self.healthy = True
+        self.last_error: str | None = None
+        self.last_error_at: float | None = None
+
+    @classmethod
+    async def open(cls, url: str, *, prefix: str = DEFAULT_PREFIX) -> RedisDb:
+        """`?prefix=…` in the URL puts the keys under that prefix instead (deployments, or
+        test runs, sharing one Redis)."""
+        url, prefix = _split_prefix(url, prefix)
+        try:
+            client = redis.Redis.from_url(
+                url,
+                decode_responses=True,
+                socket_timeout=TIMEOUT_S,
+                socket_connect_timeout=TIMEOUT_S,
+                retry=Retry(NoBackoff(), 0),
+            )
+        except ValueError as exc:
+            raise StateError(
+                f"DBAGENT_STATE_URL {describe(url)!r} is not a Redis URL: {exc}"
+            ) from None
+        db = cls(client, url, prefix)
+        try:
+            await db.run(lambda c: c.ping())
+        except StateError:
+            await client.aclose()
+            raise
+        return db
+
+    def key(self, *parts: str) -> str:
+        return self.prefix + ":".join(parts)
+
+    async def run(self, command: Callable[[redis.Redis], Awaitable[T]]) -> T:
+        try:
+            result = await command(self.client)
+        except RedisError as exc:
+            message = f"state store {self.where} cannot be reached: {exc}"
+            if self.healthy:
+                log.error("state store failed: %s", message)
+            self.healthy = False
+            self.last_error = message
+            self.last_error_at = time.time()
+            raise StateError(message) from None
+        if not self.healthy:
+            log.warning("state store %s answers again", self.where)
+            self.healthy = True
+            self.last_error = None
+        return result
+
+    async def close(self) -> None:
+        await self.client.aclose()

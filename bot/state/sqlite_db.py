@@ -1,0 +1,325 @@
+"""The embedded backend: one SQLite file in WAL mode, owned by one worker thread.
+
+Every statement runs on that thread, so the event loop never waits on disk and each job
+(a function of the connection) is atomic against every other job of this process; the
+directory lock keeps other processes out. A job that fails (disk full, a locked or damaged
+file) raises StateError with the cause, marks the store unhealthy and leaves the worker
+alive; the connection is rolled back, or reopened at the next job when it cannot be, so
+the store recovers by itself once the cause is gone.
+
+Checkpoints (copying the WAL back into the database file, with an fsync) run on a second
+connection in a thread of their own, a passive one every second: left to SQLite, one would
+run inside whichever commit crossed the threshold and stall every call queued behind it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import logging
+import os
+import sqlite3
+import stat
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from bot.state.errors import StateError, StateLocked
+from bot.state.legacy import import_legacy
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Job = Callable[[sqlite3.Connection], T]
+
+STATE_FILE = "state.db"
+LOCK_FILE = "dbagent.lock"
+SCHEMA_VERSION = 1
+CHECKPOINT_EVERY_S = 1.0
+
+# Each table has the columns its queries filter and sort on, with an index for each such
+# query; the record itself is JSON text in `data` (never pickle: reading cannot run code).
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status);
+CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at);
+CREATE TABLE IF NOT EXISTS pending (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS pending_by_age ON pending (created_at);
+CREATE TABLE IF NOT EXISTS questions (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS questions_by_age ON questions (created_at);
+CREATE TABLE IF NOT EXISTS proposals (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS proposals_by_age ON proposals (created_at);
+CREATE TABLE IF NOT EXISTS undo (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS undo_by_age ON undo (created_at);
+CREATE TABLE IF NOT EXISTS executions (
+    id TEXT PRIMARY KEY, phase TEXT NOT NULL, started_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS executions_by_phase ON executions (phase, started_at);
+CREATE INDEX IF NOT EXISTS executions_by_start ON executions (started_at);
+CREATE TABLE IF NOT EXISTS seen_events (key TEXT PRIMARY KEY, seen_at REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS seen_events_by_age ON seen_events (seen_at);
+CREATE TABLE IF NOT EXISTS grants (
+    id TEXT PRIMARY KEY, binding TEXT NOT NULL, scope TEXT NOT NULL,
+    expires_at REAL NOT NULL, held INTEGER NOT NULL DEFAULT 0, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS grants_by_binding ON grants (binding, expires_at);
+CREATE INDEX IF NOT EXISTS grants_by_expiry ON grants (expires_at);
+CREATE TABLE IF NOT EXISTS audit (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS audit_by_time ON audit (time);
+"""
+
+
+def _private_file(path: Path) -> None:
+    """Create `path` readable by its owner only, or narrow an existing one we own."""
+    descriptor = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        if os.fstat(descriptor).st_uid == os.geteuid():
+            os.fchmod(descriptor, 0o600)
+    finally:
+        os.close(descriptor)
+
+
+def private_directory(directory: Path) -> None:
+    """Create the state directory for its owner only. An existing directory is left as the
+    operator made it (it might be shared, like /tmp), with a warning when others can read it."""
+    try:
+        directory.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        mode = directory.stat().st_mode
+        if not stat.S_ISDIR(mode):
+            raise StateError(f"state directory {directory} is not a directory") from None
+        if mode & 0o077:
+            log.warning("state directory %s is open to other users (chmod 700 it)", directory)
+    except OSError as exc:
+        raise StateError(f"state directory {directory} cannot be created: {exc}") from None
+
+
+class DirectoryLock:
+    """An exclusive lock on the state directory, held while the process runs; the file
+    holds the holder's pid, so a second process can say who is in the way."""
+
+    def __init__(self, directory: Path) -> None:
+        self.path = directory / LOCK_FILE
+        self._descriptor: int | None = None
+
+    def acquire(self) -> None:
+        try:
+            descriptor = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StateError(f"state lock {self.path} cannot be opened: {exc}") from None
+        try:
+            fcntl.flock(descriptor, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            holder = os.pread(descriptor, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            os.close(descriptor)
+            raise StateLocked(
+                f"state directory {self.path.parent} is in use by another dbagent process "
+                f"(pid {holder}); stop it, or set DBAGENT_STATE_URL=redis://… to run several"
+            ) from None
+        os.ftruncate(descriptor, 0)
+        os.pwrite(descriptor, f"{os.getpid()}\n".encode(), 0)
+        self._descriptor = descriptor
+
+    def release(self) -> None:
+        if self._descriptor is not None:
+            os.close(self._descriptor)  # closing drops the flock
+            self._descriptor = None
+
+
+class Checkpointer:
+    """Passive checkpoints in the background: they never block the worker's writes."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="dbagent-checkpoint", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _run(self) -> None:
+        connection: sqlite3.Connection | None = None
+        while not self._stop.wait(CHECKPOINT_EVERY_S):
+            try:
+                if connection is None:
+                    connection = sqlite3.connect(self._path, isolation_level=None)
+                    connection.execute("PRAGMA busy_timeout = 0")
+                connection.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            except sqlite3.Error as exc:
+                # A full disk fails the checkpoint too; the WAL keeps the data meanwhile,
+                # and the worker's own writes report the cause.
+                log.debug("checkpoint of %s failed: %s", self._path, exc)
+                if connection is not None:
+                    with contextlib.suppress(sqlite3.Error):
+                        connection.close()
+                    connection = None
+        if connection is not None:
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=10)
+
+
+class SqliteDb:
+    """The connection, its worker thread, and the store's health."""
+
+    def __init__(self, directory: Path, *, read_only: bool = False) -> None:
+        self.directory = directory
+        self.path = directory / STATE_FILE
+        self.read_only = read_only
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbagent-state")
+        self._connection: sqlite3.Connection | None = None
+        self._lock = DirectoryLock(directory)
+        self._checkpointer: Checkpointer | None = None
+        self.healthy = True
+        self.last_error: str | None = None
+        self.last_error_at: float | None = None
+
+    @classmethod
+    async def open(cls, directory: Path | str, *, read_only: bool = False) -> SqliteDb:
+        """Open (and create) the store. `read_only` opens an existing one beside the
+        process that serves, without its lock (for `python -m bot audit`)."""
+        db = cls(Path(directory), read_only=read_only)
+        try:
+            await db._submit(db._open_sync)
+        except BaseException:
+            await db.close()
+            raise
+        return db
+
+    def _open_sync(self) -> None:
+        if self.read_only:
+            if not self.path.exists():
+                raise StateError(f"no state in {self.directory} (set DBAGENT_STATE_DIR)")
+        else:
+            private_directory(self.directory)
+            self._lock.acquire()
+            _private_file(self.path)
+        self._connect()
+        if not self.read_only:
+            self._checkpointer = Checkpointer(self.path)
+            self._checkpointer.start()
+
+    def _connect(self) -> sqlite3.Connection:
+        try:
+            if self.read_only:
+                connection = sqlite3.connect(
+                    f"file:{self.path}?mode=ro", uri=True, isolation_level=None
+                )
+            else:
+                connection = sqlite3.connect(self.path, isolation_level=None)
+            try:
+                # Only the header and the schema are read: start-up cost is flat in size.
+                connection.execute("PRAGMA busy_timeout = 2000")
+                if not self.read_only:
+                    connection.execute("PRAGMA journal_mode = WAL")
+                    connection.execute("PRAGMA synchronous = NORMAL")
+                    connection.execute("PRAGMA wal_autocheckpoint = 0")  # see Checkpointer
+                    (version,) = connection.execute("PRAGMA user_version").fetchone()
+                    connection.executescript(SCHEMA)
+                    if version == 0:  # a new file: bring in an earlier version's state
+                        import_legacy(self.directory, connection)
+                    connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                else:
+                    connection.execute("SELECT count(*) FROM sqlite_schema").fetchone()
+            except BaseException:
+                connection.close()
+                raise
+        except sqlite3.Error as exc:
+            raise StateError(f"state file {self.path} cannot be opened: {exc}") from None
+        self._connection = connection
+        return connection
+
+    async def _submit(self, function: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        try:
+            future = loop.run_in_executor(self._executor, function, *args)
+        except RuntimeError:  # the executor is shut down
+            raise StateError(f"state store {self.path} is closed") from None
+        return await future
+
+    async def read(self, job: Job[T]) -> T:
+        return await self._submit(self._run, job, False)
+
+    async def write(self, job: Job[T]) -> T:
+        """Run `job` in one transaction: all of it is stored, or none of it."""
+        return await self._submit(self._run, job, True)
+
+    def _run(self, job: Job[T], writes: bool) -> T:
+        if self.read_only and writes:
+            raise StateError(f"state file {self.path} is open read-only")
+        connection = self._connection
+        try:
+            if connection is None:
+                connection = self._connect()
+        except StateError as exc:  # the file cannot be opened (again): the store is down
+            raise self._failed(exc) from None
+        try:
+            if not writes:
+                return job(connection)
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                result = job(connection)
+                connection.execute("COMMIT")
+            except BaseException:
+                self._roll_back(connection)
+                raise
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
+        # A StateError from the job itself (a corrupt record) goes up as it is: the store
+        # still works, so it stays healthy.
+        if writes and not self.healthy:
+            # Only a write proves the store can write again (a full disk still reads).
+            log.warning("state store %s writes again", self.path)
+            self.healthy = True
+            self.last_error = None
+        return result
+
+    def _roll_back(self, connection: sqlite3.Connection) -> None:
+        try:
+            if connection.in_transaction:
+                connection.execute("ROLLBACK")
+        except sqlite3.Error:
+            # A connection that cannot roll back is reopened at the next job.
+            with contextlib.suppress(sqlite3.Error):
+                connection.close()
+            self._connection = None
+
+    def _failed(self, exc: Exception) -> StateError:
+        message = str(exc)
+        if not isinstance(exc, StateError):
+            message = f"state file {self.path} cannot be written: {exc}"
+            if "full" in str(exc):
+                message += " (free some disk space; the bot retries by itself)"
+        if self.healthy or message != self.last_error:
+            log.error("state store failed: %s", message)
+        self.healthy = False
+        self.last_error = message
+        self.last_error_at = time.time()
+        return StateError(message)
+
+    async def close(self) -> None:
+        def close_sync() -> None:
+            if self._connection is not None:
+                with contextlib.suppress(sqlite3.Error):
+                    self._connection.close()
+                self._connection = None
+            self._lock.release()
+
+        if self._checkpointer is not None:
+            await asyncio.to_thread(self._checkpointer.stop)
+            self._checkpointer = None
+        with contextlib.suppress(StateError):  # closed already
+            await self._submit(close_sync)
+        self._executor.shutdown(wait=True)

@@ -1,0 +1,140 @@
+"""Session leases: one holder at a time, across processes on Redis; a dead holder's lease
+expires and the next waiter goes on."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from pathlib import Path
+
+from bot.config import Settings
+from bot.state import State, open_state
+from bot.state.leases import RedisLeases
+
+
+async def test_holders_of_one_session_never_overlap(state: State) -> None:
+    inside: list[int] = []
+    overlaps = 0
+
+    async def run(n: int) -> None:
+        nonlocal overlaps
+        async with state.leases.hold("T:C:1"):
+            inside.append(n)
+            overlaps += len(inside) > 1
+            await asyncio.sleep(0)
+            inside.remove(n)
+
+    await asyncio.gather(*(run(n) for n in range(20)))
+    assert overlaps == 0
+
+
+async def test_other_sessions_do_not_wait(state: State) -> None:
+    async with state.leases.hold("T:C:1"):
+        await asyncio.wait_for(_enter_and_leave(state, "T:C:2"), 10)
+
+
+async def _enter_and_leave(state: State, session_id: str) -> None:
+    async with state.leases.hold(session_id):
+        pass
+
+
+COUNT_UNDER_THE_LEASE = """
+import asyncio, sys
+from bot.config import Settings
+from bot.state import open_state
+
+async def main(url, prefix, directory):
+    state = await open_state(
+        Settings(dbagent_state_url=url, dbagent_state_dir=directory, databases=[]),
+        redis_prefix=prefix,
+    )
+    client, key = state.backend.client, prefix + "test-counter"
+    sys.stdin.readline()
+    for _ in range(15):
+        async with state.leases.hold("T:C:shared"):
+            value = int(await client.get(key) or 0)  # read, then write: safe only alone
+            await asyncio.sleep(0.001)
+            await client.set(key, value + 1)
+    await state.close()
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+async def test_two_processes_take_turns_on_one_session(
+    redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    racers = [
+        await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-c",
+            COUNT_UNDER_THE_LEASE,
+            redis_url,
+            redis_prefix,
+            str(tmp_path),
+            stdin=asyncio.subprocess.PIPE,
+        )
+        for _ in range(2)
+    ]
+    await asyncio.gather(*(racer.communicate(b"go\n") for racer in racers))
+    assert [racer.returncode for racer in racers] == [0, 0]
+    state = await open_state(
+        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
+        redis_prefix=redis_prefix,
+    )
+    assert int(await state.backend.client.get(redis_prefix + "test-counter")) == 30
+    await state.close()
+
+
+HOLD_AND_HANG = """
+import asyncio, sys
+from bot.config import Settings
+from bot.state import open_state
+from bot.state.leases import RedisLeases
+
+async def main(url, prefix, directory):
+    state = await open_state(
+        Settings(dbagent_state_url=url, dbagent_state_dir=directory, databases=[]),
+        redis_prefix=prefix,
+    )
+    async with RedisLeases(state.backend, heartbeat_s=0.5).hold("T:C:1"):
+        print("holding", flush=True)
+        await asyncio.Event().wait()
+
+asyncio.run(main(*sys.argv[1:]))
+"""
+
+
+async def test_a_killed_holders_lease_expires_and_the_next_one_runs(
+    redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    holder = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-c",
+        HOLD_AND_HANG,
+        redis_url,
+        redis_prefix,
+        str(tmp_path),
+        stdout=asyncio.subprocess.PIPE,
+    )
+    assert holder.stdout is not None
+    assert (await holder.stdout.readline()).strip() == b"holding"
+    holder.send_signal(signal.SIGKILL)
+    await holder.wait()
+    state = await open_state(
+        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
+        redis_prefix=redis_prefix,
+    )
+    leases = RedisLeases(state.backend, heartbeat_s=0.5)
+    async with asyncio.timeout(20):
+        async with leases.hold("T:C:1"):
+            pass
+    await state.close()
+
+
+async def test_a_lease_is_seen_held_only_while_held(state: State) -> None:
+    assert not await state.leases.held("T:C:1")
+    async with state.leases.hold("T:C:1"):
+        assert await state.leases.held("T:C:1")
+    assert not await state.leases.held("T:C:1")
