@@ -60,7 +60,9 @@ class Services:
             users=UserDirectory(client),
             dedupe=Dedupe(state.seen_events),
             known=KnownSessions(state.sessions),
-            proposals=Proposals(state.proposals, settings.databases),
+            proposals=Proposals(
+                state.proposals, settings.databases, max_sql_chars=settings.limits.max_sql_chars
+            ),
         )
 
 
