@@ -163,9 +163,14 @@ def _not_as_judged(classification: Classification) -> str | None:
             continue
         first_word = statement.kind.split(" ", 1)[0]
         # What EXECUTE IMMEDIATE '…' or PREPARE '…' hands the server counts as written out.
-        for text in texts_it_runs(statement.text):
-            if first_word not in _DDL_WORDS and has_executable_comment(text):
+        # The checks are cheap to skip: a long script must not hold the event loop here.
+        dynamic = first_word in ("EXECUTE", "PREPARE")
+        for text in texts_it_runs(statement.text) if dynamic else (statement.text,):
+            commented = "/*" in text and has_executable_comment(text)
+            if first_word not in _DDL_WORDS and commented:
                 return HIDDEN_BY_COMMENT.format(number=number, kind=statement.kind)
+            if not dynamic and first_word != "SET":
+                continue
             setting = changes_how_sql_is_read(text) if number < len(statements) else None
             if setting is not None:
                 return REREAD.format(number=number, setting=setting)

@@ -158,6 +158,8 @@ def rewritten_differently(sql: str) -> str:
 
 def first_foreign_space(sql: str) -> str | None:
     """`foreign_space` of the first statement of ``sql`` that holds one."""
+    if not _FOREIGN_SPACE.search(sql):
+        return None  # the common case, without splitting
     for piece in split(sql):
         space = foreign_space(piece)
         if space is not None:
