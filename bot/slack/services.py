@@ -71,4 +71,5 @@ def _id(item: PendingApproval | Question) -> str:
 
 
 def services_of(context: dict[str, Any]) -> Services:
-    return context[CONTEXT_KEY]
+    services: Services = context[CONTEXT_KEY]
+    return services
