@@ -7,10 +7,12 @@ import json
 from collections.abc import Awaitable, Callable
 
 from bench.datasets import connect
-from bot.agent import Agent, Requester, tools
+from bot.agent import Agent, Requester, Skills, tools
 from bot.agent.tools import ToolContext, ToolOutcome, ToolReply
 from bot.agent.turns import ToolCall
-from bot.config import Approvals, DatabaseConfig, Limits, Settings
+from bot.config import Approvals, DatabaseConfig, Limits, Mode, Settings
+from bot.db import DatabaseRegistry
+from bot.state import State
 from tests.fakes.model_server import FakeModelServer
 from tests.schemas import run_schema
 
@@ -60,6 +62,23 @@ AgentFactory = Callable[..., Awaitable[Agent]]
 REQUESTER = Requester(user_id="U0REQUEST", name="Ada", timezone="Europe/Berlin")
 APPROVER = "U0APPROVE"
 SESSION = "T1:C1:1700000000.000100"
+
+
+def agent_mode_context(
+    state: State, settings: Settings, databases: DatabaseRegistry, *, executions: bool = True
+) -> ToolContext:
+    """What a tool sees in agent mode for the test's requester (the model is not involved)."""
+    return ToolContext(
+        session_id=SESSION,
+        requester=REQUESTER,
+        mode=Mode.AGENT,
+        settings=settings,
+        databases=databases,
+        skills=Skills.load(),
+        grants=state.grants,
+        audit=state.audit,
+        executions=state.executions if executions else None,
+    )
 
 
 async def run_statements(url: str, statements: list[str]) -> None:
