@@ -3,7 +3,9 @@ behind the agent's back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 
 from bench.datasets import connect
@@ -27,6 +29,8 @@ SCHEMA = run_schema("dbagent_t_agent")
 STAGING = "shop-staging"
 PRODUCTION = "shop-prod"
 BIG_ROWS = 10_000
+# A read that runs for minutes: ten billion rows counted.
+SLOW_READ = "SELECT COUNT(*) FROM seq_1_to_100000 AS a, seq_1_to_100000 AS b"
 
 SHOP = [
     f"CREATE DATABASE IF NOT EXISTS {SCHEMA}",
@@ -100,6 +104,23 @@ async def query(url: str, sql: str) -> list[tuple]:
             return list(await cursor.fetchall())
     finally:
         connection.close()
+
+
+async def statement_running(url: str) -> bool:
+    """Whether SLOW_READ (alone or inside a statement) is running on the server now."""
+    rows = await query(
+        url,
+        "SELECT id FROM information_schema.PROCESSLIST "
+        "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
+    )
+    return bool(rows)
+
+
+async def wait_for(condition: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not await condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        await asyncio.sleep(0.02)
 
 
 def make_settings(
