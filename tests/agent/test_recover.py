@@ -29,7 +29,7 @@ from tests.agent.support import (
     statement_running,
     wait_for,
 )
-from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
+from tests.fakes.model_server import FakeModelServer, answer_once_released, call, calls, say
 
 SLOW_WRITE = f"UPDATE orders SET total = total + 0 WHERE id IN ({SLOW_READ})"
 
@@ -53,12 +53,7 @@ async def test_a_run_that_was_thinking_is_resumed_after_a_restart(
     agent = await make_agent()
     asked, released = asyncio.Event(), asyncio.Event()
 
-    async def slow(body: dict) -> Turn:
-        asked.set()
-        await released.wait()
-        return say("too late")
-
-    model_server.responder = slow
+    model_server.responder = answer_once_released(say("too late"), released, asked=asked)
     run = ask(agent, "how many orders?")
     await asyncio.wait_for(asked.wait(), 10)
     await crash(run)

@@ -19,7 +19,7 @@ from tests.agent.support import (
     statement_running,
     wait_for,
 )
-from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
+from tests.fakes.model_server import FakeModelServer, answer_once_released, call, calls, say
 
 STOPPER = "U0STOPPER"
 
@@ -62,12 +62,7 @@ async def test_the_model_hears_who_stopped_the_run_with_the_next_message(
     agent = await make_agent()
     asked, released = asyncio.Event(), asyncio.Event()
 
-    async def think_until_released(body: dict) -> Turn:
-        asked.set()
-        await released.wait()
-        return say("too late")
-
-    model_server.responder = think_until_released
+    model_server.responder = answer_once_released(say("too late"), released, asked=asked)
     run = start(agent)
     await asyncio.wait_for(asked.wait(), 10)
     assert await agent.stop(SESSION, by=STOPPER)

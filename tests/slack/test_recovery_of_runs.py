@@ -11,7 +11,7 @@ from bot.slack.app import services_of_app
 from bot.slack.sessions import Thread
 from bot.state.grants import GrantScope
 from tests.agent.support import SLOW_READ, statement_running
-from tests.fakes.model_server import Turn, call, calls, say
+from tests.fakes.model_server import answer_once_released, call, calls, say
 from tests.fakes.slack_server import TEAM_ID
 from tests.slack.conftest import APPROVER, CHANNEL, STAGING, SlackHarness
 
@@ -40,11 +40,7 @@ async def test_a_run_cut_off_while_thinking_is_answered_after_the_restart(
 ) -> None:
     released = asyncio.Event()
 
-    async def think(body: dict) -> Turn:
-        await released.wait()
-        return say("too late")
-
-    harness.model.responder = think
+    harness.model.responder = answer_once_released(say("too late"), released)
     thread_ts, _ = await harness.mention("how many orders?")
     await until(lambda: bool(harness.model.requests))
     await crash_and_restart(harness)

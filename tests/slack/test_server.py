@@ -18,7 +18,7 @@ import pytest
 
 from bot.config import ConfigError, DatabaseConfig, Limits, Settings
 from bot.slack.server import serve
-from tests.fakes.model_server import FakeModelServer, Turn, say
+from tests.fakes.model_server import FakeModelServer, answer_once_released, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.slack.conftest import (
     ASKER,
@@ -233,11 +233,7 @@ async def test_sigterm_lets_the_running_turn_finish_and_takes_no_new_events(
     settings = serving_settings(slack, model, shop_url, tmp_path, shutdown_grace_s=20)
     release = asyncio.Event()
 
-    async def slow(body: dict) -> Turn:
-        await release.wait()
-        return say("Finished while stopping.")
-
-    model.responder = slow
+    model.responder = answer_once_released(say("Finished while stopping."), release)
     task = await serving(settings, slack)
     ts = "1800000001.000100"
     assert await send_mention(settings.port, ts, "a question in flight") == 200
@@ -259,11 +255,7 @@ async def test_after_the_grace_period_the_turn_is_cut_and_leaves_no_status_line(
     settings = serving_settings(slack, model, shop_url, tmp_path, shutdown_grace_s=0.5)
     never = asyncio.Event()
 
-    async def stuck(body: dict) -> Turn:
-        await asyncio.wait_for(never.wait(), 30)
-        return say("never")
-
-    model.responder = stuck
+    model.responder = answer_once_released(say("never"), never, within_s=30)
     task = await serving(settings, slack)
     ts = "1800000003.000100"
     await send_mention(settings.port, ts, "a question that will not finish")
@@ -282,11 +274,7 @@ async def test_a_second_signal_exits_at_once(
     settings = serving_settings(slack, model, shop_url, tmp_path, shutdown_grace_s=60)
     never = asyncio.Event()
 
-    async def stuck(body: dict) -> Turn:
-        await asyncio.wait_for(never.wait(), 30)
-        return say("never")
-
-    model.responder = stuck
+    model.responder = answer_once_released(say("never"), never, within_s=30)
     task = await serving(settings, slack)
     await send_mention(settings.port, "1800000004.000100", "a question that will not finish")
     await slack.wait_for(lambda: model.requests)
