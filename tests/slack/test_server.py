@@ -18,6 +18,7 @@ import pytest
 
 from bot.config import ConfigError, DatabaseConfig, Limits, Settings
 from bot.slack.server import serve
+from tests.fakes.local import free_port
 from tests.fakes.model_server import FakeModelServer, answer_once_released, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.slack.conftest import (
@@ -165,12 +166,6 @@ async def test_a_bot_token_slack_refuses_is_one_clear_line(
 
 
 # -- stopping -----------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def serving_settings(slack: FakeSlack, model, shop_url: str, tmp_path: Path, **slack_section):
