@@ -317,6 +317,9 @@ class Agent:
         for record in await self.executions.unfinished():
             if await self.state.leases.held(record.session_id):  # running on another replica
                 continue
+            # The claim first: of the processes starting at once, one reports it.
+            if not await self.executions.interrupt(record.id, OUTCOME_UNKNOWN):
+                continue
             item = interrupted_change(record, await self._rows_took_it(record))
             await self.audit.record(
                 session_id=record.session_id,
@@ -331,7 +334,6 @@ class Agent:
                 execution_id=record.id,
             )
             await self._answer_interrupted_call(record, item.text)
-            await self.executions.interrupt(record.id, OUTCOME_UNKNOWN)
             interrupted.append(item)
         dropped = await self.grants.drop_held()
         if interrupted or dropped:

@@ -192,6 +192,7 @@ class Interrupted:
     applied: bool | None
     text: str
     undo_id: str | None = None  # set when it was applied and can be undone exactly
+    pending_id: str | None = None  # the approval whose card showed it
 
 
 class NotYourQuestion(Exception):
