@@ -1,0 +1,83 @@
+"""Cards and questions still showing buttons are kept in the state store: after a restart
+(or on another replica) the thread's next message still closes the card it replaced, and a
+click on a card whose approval is gone takes its buttons away."""
+
+from __future__ import annotations
+
+import json
+
+from tests.fakes.model_server import call, calls, say
+from tests.fakes.slack_server import Message
+from tests.slack.conftest import APPROVER, CHANNEL, STAGING, SlackHarness
+
+MARK_PAID = "UPDATE orders SET status = 'paid' WHERE id = 11"
+
+
+def has_buttons(message: Message) -> bool:
+    return any(block.get("block_id") == "approval" for block in message.blocks)
+
+
+def shown(message: Message) -> str:
+    return json.dumps(message.blocks)
+
+
+def pending_id_of(card: Message) -> str:
+    (value,) = {
+        element["value"]
+        for block in card.blocks
+        if block.get("block_id") == "approval"
+        for element in block["elements"]
+        if "value" in element
+    }
+    return value
+
+
+async def restarted(harness: SlackHarness) -> SlackHarness:
+    """A new bot process on the same state: nothing of the old one's memory is left."""
+    await harness.stop()
+    again = SlackHarness(harness.slack, harness.model, harness.shop_url, harness.state_dir)
+    return await again.start()
+
+
+async def test_a_card_from_before_a_restart_is_closed_by_the_next_message(
+    harness: SlackHarness,
+) -> None:
+    harness.model.script(calls(call("execute_query", {"database": STAGING, "sql": MARK_PAID})))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    bot = await restarted(harness)
+    try:
+        bot.model.script(say("Leaving order 11 alone then."))
+        await bot.message("actually, don't", thread_ts=thread_ts)
+        await bot.slack.wait_for(
+            lambda: any("Leaving order 11 alone" in t for t in bot.texts(thread_ts))
+        )
+        await bot.idle()
+        closed = bot.slack.message(CHANNEL, card.ts)
+        assert not has_buttons(closed)
+        assert "replaced this request" in shown(closed)
+    finally:
+        await bot.stop()
+
+
+async def test_a_click_on_a_card_whose_approval_is_gone_takes_its_buttons_away(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.model.script(calls(call("execute_query", {"database": STAGING, "sql": MARK_PAID})))
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    bot = await restarted(harness)
+    try:
+        assert bot.state is not None
+        # Dropped while the bot was down (as the store forgets an old request).
+        assert await bot.state.pending.claim(pending_id_of(card)) is not None
+        await bot.click("approve_once", card, user=APPROVER)
+        (note,) = await slack.wait_for(lambda: slack.ephemerals(APPROVER))
+        assert "no longer pending" in note.text
+        await slack.wait_for(lambda: not has_buttons(slack.message(CHANNEL, card.ts)))
+        assert "No longer pending" in shown(slack.message(CHANNEL, card.ts))
+        await bot.idle()
+        assert len(bot.model.requests) == 1  # nothing ran, nothing resumed
+    finally:
+        await bot.stop()
