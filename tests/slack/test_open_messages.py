@@ -81,3 +81,21 @@ async def test_a_click_on_a_card_whose_approval_is_gone_takes_its_buttons_away(
         assert len(bot.model.requests) == 1  # nothing ran, nothing resumed
     finally:
         await bot.stop()
+
+
+async def test_a_question_from_before_a_restart_is_answered_by_the_askers_reply(
+    harness: SlackHarness,
+) -> None:
+    harness.model.script(calls(call("ask_user", {"kind": "input", "question": "Which customer?"})))
+    thread_ts, _ = await harness.mention("orders of a customer")
+    (question,) = await harness.slack.wait_for(lambda: harness.thread(thread_ts))
+    await harness.idle()
+    bot = await restarted(harness)
+    try:
+        bot.model.script(say("Ada has 2 orders."))
+        await bot.message("Ada", thread_ts=thread_ts)
+        await bot.slack.wait_for(lambda: any("Ada has 2" in t for t in bot.texts(thread_ts)))
+        await bot.idle()
+        assert "answered in this thread" in shown(bot.slack.message(CHANNEL, question.ts))
+    finally:
+        await bot.stop()
