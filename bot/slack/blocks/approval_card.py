@@ -245,14 +245,15 @@ def superseded_card(pending: PendingApproval, *, expired: bool = False) -> dict[
 
 
 def closed_card(pending: PendingApproval) -> dict[str, Any]:
-    """The card of an approval that is gone though nothing shows it decided: the bot
-    stopped before the change ran, or the request was dropped."""
-    why = strings.ALREADY_DECIDED
+    """The card of an approval that is gone though the card never showed a decision: the
+    bot stopped while it was being decided, or the request was dropped. Whether its change
+    ran is not known here, so the card does not say it did not."""
+    why = strings.CARD_CLOSED
     blocks = [
         {"type": "header", "text": plain(":heavy_minus_sign: No longer pending")},
         _facts(pending),
         *_sql_blocks(pending),
-        markdown_section(f":heavy_minus_sign: {why}"),
+        markdown_section(f":heavy_minus_sign: *No longer pending:* {why}"),
     ]
     return {"text": f"No longer pending: {why}", "blocks": blocks}
 
