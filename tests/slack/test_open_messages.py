@@ -4,11 +4,14 @@ click on a card whose approval is gone takes its buttons away."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 
+from bench.datasets import connect
 from tests.fakes.model_server import call, calls, say
 from tests.fakes.slack_server import Message
-from tests.slack.conftest import APPROVER, CHANNEL, STAGING, SlackHarness
+from tests.slack.conftest import APPROVER, CHANNEL, GROUP_MEMBER, STAGING, SlackHarness
 
 MARK_PAID = "UPDATE orders SET status = 'paid' WHERE id = 11"
 
@@ -99,3 +102,36 @@ async def test_a_question_from_before_a_restart_is_answered_by_the_askers_reply(
         assert "answered in this thread" in shown(bot.slack.message(CHANNEL, question.ts))
     finally:
         await bot.stop()
+
+
+async def test_a_click_while_the_approved_change_runs_leaves_its_card_to_the_decision(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    harness.model.script(
+        calls(call("execute_query", {"database": STAGING, "sql": MARK_PAID})), say("Paid.")
+    )
+    thread_ts, _ = await harness.mention("mark order 11 as paid")
+    card = await harness.wait_for_card(thread_ts)
+    lock = await connect(harness.shop_url)
+    try:
+        async with lock.cursor() as cursor:  # the approved UPDATE waits for this row
+            await cursor.execute("START TRANSACTION")
+            await cursor.execute("SELECT * FROM orders WHERE id = 11 FOR UPDATE")
+            await cursor.fetchall()
+        await harness.click("approve_once", card, user=APPROVER)
+        assert harness.state is not None
+        deadline = time.monotonic() + 30
+        while not await harness.state.executions.unfinished():
+            assert time.monotonic() < deadline, "the approved change never started"
+            await asyncio.sleep(0.02)
+        await harness.click("approve_once", card, user=GROUP_MEMBER)
+        (note,) = await slack.wait_for(lambda: slack.ephemerals(GROUP_MEMBER))
+        assert "no longer pending" in note.text
+    finally:
+        lock.close()
+    await slack.wait_for(lambda: any("Paid." in t for t in harness.texts(thread_ts)))
+    await harness.idle()
+    decided = slack.message(CHANNEL, card.ts)
+    assert "Approved once" in shown(decided) and not has_buttons(decided)
+    assert decided.edits == 1  # never closed as "no longer pending" under the running change
