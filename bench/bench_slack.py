@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_slack.py [--threads 100] [--model-delay 0.2]
                                           [--tool execute_query|list_tables] [--profile]
+                                          [--model-client openai|aiohttp]
 
 The real Bolt app (HTTP mode, signed requests), slack_sdk client, agent and MariaDB, with
 the fake Slack Web API and the fake model server running in a child process — off the bot's
@@ -10,12 +11,16 @@ thread makes one tool call, then gets its answer (two model calls per turn). Pri
 one run:
 
 - the wall time of a single thread (median of 5), then of N concurrent threads, and their
-  ratio (target: ≤ 1.5×);
+  ratio (target: ≤ 1.5×), after warm-up rounds of 1, 10 and N threads (so that connection
+  pools are as full as a serving bot's);
 - the bot process's CPU per turn under that load;
 - the bot's own time per turn, excluding model and Slack latency: from the event reaching
   the app to the turn's last Slack call, minus the time covered by model and Slack calls
   (their union, as status updates overlap model calls) — median and p99;
 - with --profile: the CPU split by part (Slack layer, agent + model client, database…).
+
+`--model-client aiohttp` makes the model calls with plain aiohttp (the same request, and the
+same stream reader) instead of the openai client, to show what the client itself costs.
 
 Exit status 0 when the ratio meets the target. `--url` (or DBAGENT_TEST_MYSQL_URL) names
 the MariaDB server (default: the test server).
@@ -51,7 +56,9 @@ if __package__ in (None, ""):  # run as a script: make `bot` and `tests` importa
 
 from bench.datasets import connect, schema_url
 from bot.agent import Agent, Skills, build_model_client
-from bot.agent.model import ModelClient
+from bot.agent.model import ModelClient, ModelError
+from bot.agent.streaming import read_stream, turn_from_completion
+from bot.agent.turns import JsonObject, ModelTurn
 from bot.config import DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
@@ -205,8 +212,56 @@ async def prepare_schema(url: str) -> str:
     return schema_url(url, SCHEMA)
 
 
+class AiohttpModelClient(ModelClient):
+    """The model call over plain aiohttp: the request the openai client would send, read
+    by the same stream reader; no retries (the benchmark's model never fails)."""
+
+    def __init__(self, base_url: str, api_key: str, model: str) -> None:
+        self.model = model
+        self.stream = True
+        self._url = base_url.rstrip("/") + "/chat/completions"
+        self._headers = {"Authorization": f"Bearer {api_key}"}
+        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0))
+
+    async def complete(
+        self,
+        messages: Sequence[JsonObject],
+        tools: Sequence[JsonObject],
+        *,
+        stream: bool | None = None,
+    ) -> ModelTurn:
+        streaming = self.stream if stream is None else stream
+        request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
+        if tools:
+            request["tools"] = list(tools)
+        if streaming:
+            request["stream"] = True
+            request["stream_options"] = {"include_usage": True}
+        async with self._session.post(self._url, json=request, headers=self._headers) as response:
+            if response.status != 200:
+                raise ModelError(f"the model server failed with HTTP {response.status}")
+            if not streaming:
+                return turn_from_completion(await response.json())
+
+            async def lines() -> Any:
+                async for raw in response.content:
+                    yield raw.decode()
+
+            return await read_stream(lines())
+
+    async def close(self) -> None:
+        await self._session.close()
+
+
 class Bench:
-    def __init__(self, slack_api_url: str, model_url: str, url: str, state: Path) -> None:
+    def __init__(
+        self,
+        slack_api_url: str,
+        model_url: str,
+        url: str,
+        state: Path,
+        model_client: str = "openai",
+    ) -> None:
         self.settings = Settings(
             slack_bot_token=TOKEN,
             slack_signing_secret=SECRET,
@@ -220,13 +275,19 @@ class Bench:
         )
         self.state = state
         self._ts = 0
+        self.model_client = model_client
 
     async def start(self) -> None:
         self.store = await open_state(
             self.settings.model_copy(update={"dbagent_state_dir": self.state})
         )
         self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
-        self.model = model = build_model_client(self.settings)
+        model: ModelClient
+        if self.model_client == "aiohttp":
+            model = AiohttpModelClient(model_url_of(self.settings), "bench", "fake-model")
+        else:
+            model = build_model_client(self.settings)
+        self.model = model
         agent = Agent(
             settings=self.settings,
             state=self.store,
@@ -296,6 +357,11 @@ class Bench:
         return ended - began, turns
 
 
+def model_url_of(settings: Settings) -> str:
+    assert settings.openai_base_url is not None
+    return settings.openai_base_url
+
+
 def percentile(values: list[float], fraction: float) -> float:
     ordered = sorted(values)
     index = min(len(ordered) - 1, max(0, round(fraction * len(ordered)) - 1))
@@ -332,6 +398,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model-delay", type=float, default=0.2)
     parser.add_argument("--tool", choices=["execute_query", "list_tables"], default="execute_query")
     parser.add_argument("--url", default=DEFAULT_URL)
+    parser.add_argument("--model-client", choices=["openai", "aiohttp"], default="openai")
     parser.add_argument(
         "--profile",
         action="store_true",
@@ -352,11 +419,14 @@ async def main(argv: list[str] | None = None) -> int:
             None, parent.recv
         )
         with tempfile.TemporaryDirectory() as state:
-            bench = Bench(slack_api_url, model_url, url, Path(state) / "state")
+            bench = Bench(slack_api_url, model_url, url, Path(state) / "state", args.model_client)
             await bench.start()
             try:
                 await bench.run(1, "warm-up")
                 await bench.run(10, "warm-up")
+                # Once at full width too: every pool (events, Slack, model, database) then
+                # holds the connections the measured run needs, as a serving bot's do.
+                await bench.run(args.threads, "warm-up")
                 SLACK_CALLS.clear()
                 singles = [await bench.run(1, f"single {i}") for i in range(SINGLE_RUNS)]
                 single = statistics.median(wall for wall, _ in singles)
@@ -378,8 +448,10 @@ async def main(argv: list[str] | None = None) -> int:
     calls_per_turn = len(SLACK_CALLS) / (SINGLE_RUNS + args.threads)
     print(
         f"dbagent Slack benchmark: {args.threads} threads, tool {args.tool}, "
-        f"model {args.model_delay * 1000:.0f} ms per call, 2 model calls per turn"
+        f"model {args.model_delay * 1000:.0f} ms per call, 2 model calls per turn, "
+        f"model client {args.model_client}"
     )
+    print(f"  load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"  Slack API calls per turn      {calls_per_turn:.1f}")
     print(f"  single thread wall time       {single * 1000:7.1f} ms   (median of {SINGLE_RUNS})")
     print(
@@ -388,12 +460,14 @@ async def main(argv: list[str] | None = None) -> int:
     )
     print(
         f"  bot process CPU per turn      {cpu / args.threads * 1000:7.1f} ms "
-        f"(all of it: Bolt, agent, openai client, database driver, Slack client)"
+        f"(all of it: Bolt, agent, model client, database driver, Slack client)"
     )
     print(f"  bot's own time, single turns  {describe(single_turns)}")
     print(f"  bot's own time, {args.threads} at once    {describe(many_turns)}")
     if profiler is not None and os.environ.get("BENCH_PSTATS"):
         pstats.Stats(profiler).sort_stats(os.environ["BENCH_PSTATS"]).print_stats(45)
+    if profiler is not None and os.environ.get("BENCH_CALLERS"):  # who calls these?
+        pstats.Stats(profiler).sort_stats("tottime").print_callers(os.environ["BENCH_CALLERS"])
     if profiler is not None:
         print("  where the CPU of the concurrent run went (profiled, so slower than above):")
         for group, seconds, share in cpu_by_group(profiler):
@@ -404,14 +478,19 @@ async def main(argv: list[str] | None = None) -> int:
 # Profile entries by the part of the system they belong to (first match wins).
 GROUPS = (
     ("Slack layer (bot/slack, slack_bolt, slack_sdk)", ("bot/slack/", "slack_bolt/", "slack_sdk/")),
+    ("agent (bot/agent)", ("bot/agent/",)),
     (
-        "agent + model client (bot/agent, openai, httpx…)",
-        ("bot/agent/", "openai/", "pydantic", "httpx", "httpcore", "h11/", "anyio/", "typing"),
+        "openai client (openai, httpx2, anyio…)",
+        ("openai/", "httpx", "httpcore", "h11/", "anyio/", "sniffio/", "distro/"),
     ),
+    ("pydantic, typing", ("pydantic", "typing")),
     ("SQL classifier (bot/sql, sqlglot)", ("bot/sql/", "sqlglot")),
     ("database (bot/db, asyncmy)", ("bot/db/", "asyncmy/")),
     ("guard, state store", ("bot/guard", "bot/state/", "sqlite3")),
-    ("aiohttp, asyncio, json, other", ("",)),
+    ("aiohttp (event server, Slack and model HTTP)", ("aiohttp/", "multidict/", "yarl/")),
+    ("asyncio (the event loop's own work)", ("asyncio/", "selectors")),
+    ("json", ("json/",)),
+    ("other", ("",)),
 )
 
 

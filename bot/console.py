@@ -29,6 +29,7 @@ from bot.agent import (
     QueryResult,
     Requester,
     Skills,
+    Step,
     build_model_client,
 )
 from bot.config import ConfigError, Mode, load_settings
@@ -113,8 +114,9 @@ async def run_console(
         out.write(visible(text) + "\n")
         out.flush()
 
-    async def progress(line: str) -> None:
-        say(f"  … {line}")
+    async def progress(step: Step) -> None:
+        if step.status == "in_progress":
+            say(f"  … {step.title}…")
 
     say(f"dbagent console ({mode.value} mode). Ask a question; an empty line or Ctrl-D ends.")
     while True:
@@ -162,6 +164,8 @@ async def run_console(
                 say(render_result(result) + "\n")
         elif isinstance(outcome, Failed):
             say(f"error: {outcome.message}")
+            for result in outcome.results:
+                say(render_result(result) + "\n")
 
 
 async def _answer_question(

@@ -19,8 +19,13 @@ from bot.agent.outcomes import (
     Progress,
     QueryResult,
     Question,
+    Recovered,
     Requester,
+    RunInterrupted,
+    RunResumable,
     SelfApprovalRefused,
+    Step,
+    Stopped,
 )
 from bot.agent.sessions import Session, SessionStatus
 from bot.agent.skills import Skill, Skills
@@ -44,11 +49,16 @@ __all__ = [
     "Progress",
     "QueryResult",
     "Question",
+    "Recovered",
     "Requester",
+    "RunInterrupted",
+    "RunResumable",
     "SelfApprovalRefused",
     "Session",
     "SessionStatus",
     "Skill",
     "Skills",
+    "Step",
+    "Stopped",
     "build_model_client",
 ]

@@ -7,11 +7,10 @@ concurrently.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -32,16 +31,30 @@ from bot.agent.outcomes import (
     ApprovalExpired,
     AwaitingApproval,
     Failed,
-    Interrupted,
     NotYourQuestion,
     Outcome,
     PendingApproval,
     Progress,
     Question,
+    Recovered,
     Requester,
+    RunInterrupted,
+    RunResumable,
     SelfApprovalRefused,
+    Step,
+    Stopped,
 )
 from bot.agent.recovery import OUTCOME_UNKNOWN, interrupted_change, is_call_of
+from bot.agent.runs import (
+    INTERRUPTED,
+    INTERRUPTED_CALL,
+    INTERRUPTED_CHANGE,
+    Runs,
+    database_and_sql,
+    outstanding_write,
+    stopped_call,
+    stopped_note,
+)
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
 from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
@@ -66,7 +79,6 @@ EXPIRED_CALL = "not approved; the approval request expired"
 DIRECT = "direct"  # a person's Run button: an approval that resumes no model run
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
-INTERRUPTED = "interrupted: the bot stopped during this run"
 SELF_APPROVAL = (
     "You asked for this change, so you cannot approve it yourself: another approver must "
     "(four eyes)."
@@ -87,9 +99,6 @@ def _narrowest(chosen: tuple[str, ...], scope: GrantScope) -> GrantScope:
     if scope is GrantScope.ONCE or GrantScope.ONCE.value in chosen:
         return GrantScope.ONCE
     return GrantScope.THREAD
-
-
-STOPPED_BY = "stopped by"
 
 
 class Agent:
@@ -119,9 +128,7 @@ class Agent:
             audit=self.audit,
         )
         self._locks = state.leases
-        # The model run of each session now working, so a person can stop it.
-        self._runs: dict[str, asyncio.Task[Outcome]] = {}
-        self._stopped_by: dict[str, str] = {}
+        self._runs = Runs()
 
     async def handle_message(
         self,
@@ -145,57 +152,45 @@ class Agent:
             session.mode = mode
             session.requester = requester
             await self._close_open_calls(session)
+            if session.stopped_by is not None:
+                text = f"{stopped_note(session.stopped_by)}\n\n{text}"
+                session.stopped_by = None
             session.messages.append({"role": "user", "content": text})
             session.status = SessionStatus.RUNNING
             session.last_error = None
             session.iterations = 0
             await self.sessions.save(session)
             runner = Runner(self._parts, session, progress)
-            return await self._stoppable(session_id, runner.guarded(runner.loop))
-
-    async def _stoppable(self, session_id: str, run: Awaitable[Outcome]) -> Outcome:
-        """Run `run` as its own task, which `stop` may cancel: a statement it is running is
-        killed on the server (the data layer's cancellation path), and the session records
-        who stopped it, so the model hears of it at the next message."""
-        task = asyncio.ensure_future(run)
-        self._runs[session_id] = task
-        try:
-            return await asyncio.shield(task)
-        except asyncio.CancelledError:
-            by = self._stopped_by.pop(session_id, None)
-            if by is None or not task.cancelled():
-                task.cancel()
-                raise
-            await self._record_stop(session_id, by)
-            return Failed(f"{STOPPED_BY} <@{by}>")
-        finally:
-            if self._runs.get(session_id) is task:
-                del self._runs[session_id]
-                self._stopped_by.pop(session_id, None)
+            return await self._run(runner, runner.loop)
 
     async def stop(self, session_id: str, *, by: str) -> bool:
-        """Cancel the session's running model run; False when none is running. Returns once
-        the run has ended (its statement killed, the session saved)."""
-        task = self._runs.get(session_id)
-        if task is None or task.done():
-            return False
-        self._stopped_by[session_id] = by
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        return True
+        """Cancel the session's running run, on behalf of `by` (a user id): a statement it
+        is running is killed on the server, the session is left consistent, and the model
+        hears who stopped it with the next message. Returns once the run has ended; False
+        when nothing was running."""
+        return await self._runs.stop(session_id, by)
 
-    async def _record_stop(self, session_id: str, by: str) -> None:
-        session = await self.sessions.load(session_id)
-        if session is None:
-            return
-        note = f"{STOPPED_BY} <@{by}>"
+    def is_running(self, session_id: str) -> bool:
+        return self._runs.is_running(session_id)
+
+    async def _run(self, runner: Runner, step: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        return await self._runs.run(
+            runner.session.id, runner.guarded(step), lambda by: self._stopped(runner, by)
+        )
+
+    async def _stopped(self, runner: Runner, by: str) -> Stopped:
+        """A stopped run leaves its session consistent: every open call answered."""
+        session = runner.session
         for call in open_calls(session.messages):
-            session.messages.append(tool_message(call.id, f"not finished; {note}"))
-        session.messages.append({"role": "assistant", "content": f"({note} before I finished.)"})
+            session.messages.append(tool_message(call.id, stopped_call(by)))
+        if session.pending_id is not None or session.question_id is not None:
+            await self._close_open_calls(session)
         session.status = SessionStatus.IDLE
-        session.last_error = note
+        session.last_error = f"stopped by {by}"
         session.iterations = 0
+        session.stopped_by = by
         await self.sessions.save(session)
+        return Stopped("stopped before it finished", results=tuple(runner.results), by=by)
 
     async def waiting_approvals(self) -> list[PendingApproval]:
         """Every approval not yet decided, oldest first."""
@@ -246,6 +241,23 @@ class Agent:
                 session, question, answer, answer if value is None else value, progress
             )
 
+    async def resume(self, session_id: str, *, progress: Progress | None = None) -> Outcome:
+        """Carry on a run `recover` found resumable (RunResumable): its reads are run again
+        and the model is asked again. Failed when the session is not resumable (any more)."""
+        async with self._locks.hold(session_id):
+            session = await self.sessions.load(session_id)
+            if (
+                session is None
+                or session.status is not SessionStatus.INTERRUPTED
+                or session.last_error != INTERRUPTED
+                or outstanding_write(session) is not None
+            ):
+                return Failed("Error: there is no interrupted run to resume in this thread")
+            session.status = SessionStatus.RUNNING
+            session.last_error = None
+            runner = Runner(self._parts, session, progress)
+            return await self._run(runner, runner.carry_on)
+
     async def question(self, question_id: str) -> Question | None:
         data = await self.state.questions.get(question_id)
         return None if data is None else Question.from_json(data)
@@ -263,9 +275,12 @@ class Agent:
         execute_query, as the person who clicked. Reads run at once; a write on a
         non-production database returns AwaitingApproval (a card); refusals are Failed."""
         context = self._direct_context(session_id, requester, approver=None)
+        step = Step(uuid.uuid4().hex, f"Running query on {database}", "in_progress")
         if progress is not None:
-            await progress(f"Running query on {database}…")
+            await progress(step)
         outcome = await self._direct_execute(context, database, sql)
+        if progress is not None:
+            await progress(_step_end(step, outcome))
         if isinstance(outcome, DirectRun):
             return outcome.outcome
         pending = PendingApproval(
@@ -293,27 +308,22 @@ class Agent:
     async def session(self, session_id: str) -> Session | None:
         return await self.sessions.load(session_id)
 
-    async def recover(self) -> list[Interrupted]:
-        """At start: runs the last process left `running` are `interrupted`. Sessions awaiting
-        approval stay as they are: their pending records are in the store, and a click
-        resumes them here. Approved changes it stopped while they ran are never re-run: each
-        is audited as `outcome unknown`, its paused call (if any) answered with what is
-        known, its grant dropped, and it is returned for the adapter to tell the thread."""
-
-        count = 0
-        for session_id in await self.sessions.running():
-            if await self.state.leases.held(session_id):  # another replica runs it now
-                continue
-            session = await self.sessions.load(session_id)
-            if session is None or session.status is not SessionStatus.RUNNING:
-                continue
-            session.status = SessionStatus.INTERRUPTED
-            session.last_error = INTERRUPTED
-            await self.sessions.save(session)
-            count += 1
-        if count:
-            log.info("%d session(s) were interrupted by a restart", count)
-        interrupted = []
+    async def recover(self) -> list[Recovered]:
+        """At start, what the last process left going. Approved changes it stopped while they
+        ran are never re-run: each is audited as `outcome unknown`, its paused call answered
+        with what is known, its grant dropped, and it is returned (Interrupted) for the
+        adapter to tell the thread. Every other run it left `running` becomes `interrupted`
+        and is returned as RunResumable when it was reading or thinking (`resume` carries it
+        on), or as RunInterrupted when a call that may change data was outstanding (its open
+        calls are answered as interrupted). Sessions awaiting approval stay as they are:
+        their pending records are in the store, and a click resumes them here."""
+        # Runs another replica holds the lease of are going on there, not interrupted.
+        running = [
+            session_id
+            for session_id in await self.sessions.running()
+            if not await self.state.leases.held(session_id)
+        ]
+        found: list[Recovered] = []
         for record in await self.executions.unfinished():
             if await self.state.leases.held(record.session_id):  # running on another replica
                 continue
@@ -334,15 +344,39 @@ class Agent:
                 execution_id=record.id,
             )
             await self._answer_interrupted_call(record, item.text)
-            interrupted.append(item)
+            found.append(item)
+        told = {item.session_id for item in found}
         dropped = await self.grants.drop_held()
-        if interrupted or dropped:
+        if found or dropped:
             log.warning(
                 "%d approved change(s) were cut off by a stop; %d grant(s) dropped",
-                len(interrupted),
+                len(found),
                 dropped,
             )
-        return interrupted
+        for session_id in running:
+            session = await self.sessions.load(session_id)
+            if session is not None and session.status is SessionStatus.RUNNING:
+                found.extend(await self._recover_run(session, told=session_id in told))
+        return found
+
+    async def _recover_run(self, session: Session, *, told: bool) -> list[Recovered]:
+        """A run left `running`: resumable, or interrupted during a possible change (`told`:
+        the write-ahead record of that change already tells the thread)."""
+        requester = session.requester.user_id if session.requester else ""
+        write = outstanding_write(session)
+        resumable = write is None and not told
+        session.status = SessionStatus.INTERRUPTED
+        session.last_error = INTERRUPTED if resumable else INTERRUPTED_CHANGE
+        if not resumable:  # a resumed run reads again what it was reading
+            for call in open_calls(session.messages):
+                session.messages.append(tool_message(call.id, INTERRUPTED_CALL))
+        await self.sessions.save(session)
+        if resumable:
+            return [RunResumable(session.id, requester)]
+        if told or write is None:
+            return []
+        database, sql = database_and_sql(write)
+        return [RunInterrupted(session.id, requester, database, sql)]
 
     async def undo(self, undo_id: str, *, requester: Requester, session_id: str) -> Outcome:
         """The inverse of an approved change, as a new card under the same rules (impact,
@@ -419,12 +453,12 @@ class Agent:
                 raise AlreadyDecided(pending_id)
             runner = Runner(self._parts, session, progress)
             granted = None if scope is None else _narrowest(claim.scopes, scope)
-            resumed = runner.guarded(
+            return await self._run(
+                runner,
                 lambda: runner.decide(
                     pending, call, approver=approver, scope=granted, on_decided=on_decided
-                )
+                ),
             )
-            return await self._stoppable(pending.session_id, resumed)
 
     def _refuse_self_approval(self, pending: PendingApproval, approver: str) -> None:
         if self.settings.approvals.allow_self_approval or approver != pending.requester:
@@ -508,7 +542,7 @@ class Agent:
         if claimed is None or call is None:
             raise AlreadyDecided(question.id)
         runner = Runner(self._parts, session, progress)
-        return await runner.guarded(lambda: runner.answered(question, call, answer, value))
+        return await self._run(runner, lambda: runner.answered(question, call, answer, value))
 
     def _direct_context(
         self, session_id: str, requester: Requester, approver: str | None
@@ -591,3 +625,11 @@ class Agent:
             session.messages.append(tool_message(call.id, content))
         session.pending_id = None
         session.question_id = None
+
+
+def _step_end(step: Step, outcome: DirectRun | ApprovalRequired) -> Step:
+    if isinstance(outcome, ApprovalRequired):
+        return replace(step, title="Waiting for approval", details=outcome.database)
+    if isinstance(outcome.outcome, Failed):
+        return replace(step, status="error", details=outcome.outcome.message)
+    return replace(step, status="complete", details=outcome.outcome.text)

@@ -9,6 +9,7 @@ the run up again — in this process or in the next one.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 import uuid
@@ -32,8 +33,9 @@ from bot.agent.outcomes import (
     QueryResult,
     Question,
     Requester,
+    Step,
 )
-from bot.agent.prompt import build_system_prompt
+from bot.agent.prompt import build_system_prompt, earlier_note
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
 from bot.agent.tools import (
@@ -46,7 +48,7 @@ from bot.agent.tools import (
 )
 from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.base import dumps
-from bot.agent.turns import JsonObject, ModelTurn, ToolCall
+from bot.agent.turns import JsonObject, ModelTurn, ToolCall, bound_arguments, refused_arguments
 from bot.config import Environment, Mode, Settings
 from bot.state import State, StateError
 from bot.state.audit import AuditLog
@@ -141,12 +143,12 @@ class Runner:
     async def save(self) -> None:
         await self.parts.sessions.save(self.session)
 
-    async def report(self, line: str) -> None:
-        if not line or self.progress is None:
+    async def report(self, step: Step) -> None:
+        if not step.title or self.progress is None:
             return
         try:
-            await self.progress(line)
-        except Exception:  # a progress line is never worth a failed run
+            await self.progress(step)
+        except Exception:  # a progress step is never worth a failed run
             log.warning("progress callback failed", exc_info=True)
 
     async def fail(self, message: str) -> Failed:
@@ -154,7 +156,8 @@ class Runner:
         self.session.last_error = message
         self.session.iterations = 0
         await self.save()
-        return Failed(message)
+        # The rows already fetched are still the person's, with the SQL that made them.
+        return Failed(message, results=tuple(self.results))
 
     async def guarded(self, step: Callable[[], Awaitable[Outcome]]) -> Outcome:
         """Run `step`; what goes wrong ends as Failed with a sentence, never a traceback."""
@@ -183,6 +186,7 @@ class Runner:
             turn = await self.ask_model()
             if turn.is_empty:
                 return await self.fail("the model sent an empty response (no text, no tool call)")
+            turn = bound_arguments(turn, self.parts.settings.limits.max_sql_chars)
             session.messages.append(turn.assistant_message())
             if not turn.tool_calls:
                 session.status = SessionStatus.IDLE
@@ -190,7 +194,7 @@ class Runner:
                 session.iterations = 0
                 await self.save()
                 return Answer(text=turn.text, results=tuple(self.results))
-            await self.save()
+            # Saved once the step's calls have run (run_open_calls), not before.
             if turn.text.strip():
                 self.said.append(turn.text.strip())
             waiting = await self.run_open_calls()
@@ -206,11 +210,22 @@ class Runner:
             requester=self.requester,
             skills=parts.skills,
         )
-        specs = tools.specs_for(session.mode)
         budget = parts.settings.limits.history_token_budget
-        fit_history(session.messages, budget - estimate_tokens(system) - estimate_tokens(specs))
+        budget -= estimate_tokens(system) + _specs_tokens(session.mode)
+        for _ in range(3):  # dropping an exchange lengthens the note by its line
+            lines = list(session.earlier)
+            room = budget - estimate_tokens(earlier_note(session.earlier))
+            fit_history(
+                session.messages,
+                room,
+                estimates=session.token_estimates,
+                earlier=session.earlier,
+            )
+            if session.earlier == lines:
+                break
         turn = await parts.model.complete(
-            [{"role": "system", "content": system}, *session.messages], specs
+            [{"role": "system", "content": system}, *_with_earlier(session)],
+            tools.specs_for(session.mode),
         )
         session.iterations += 1
         session.tokens_used += turn.usage.total_tokens
@@ -226,9 +241,10 @@ class Runner:
     async def run_open_calls(self) -> Wait | None:
         """Run the last assistant message's unanswered calls in order: neighbouring reads
         together, each execute_query alone. Stops at the first call that needs approval or
-        asks the person a question."""
+        asks the person a question. The session is saved once, when they have run (and
+        before a call that may change data, so that a restart knows it was outstanding)."""
         raw = open_calls(self.session.messages)
-        calls = [tools.prepare(call, self.session.mode) for call in raw]
+        calls = [self.prepare(call) for call in raw]
         index = 0
         while index < len(calls):
             batch_end = index
@@ -241,6 +257,8 @@ class Runner:
                     self.append_result(raw[i], outcome)
                 index = batch_end
             else:
+                if _may_write(calls[index]):
+                    await self.save()
                 outcome = await self.execute(calls[index])
                 if isinstance(outcome, ApprovalRequired):
                     return await self.pause(raw[index], outcome)
@@ -248,16 +266,31 @@ class Runner:
                     return await self.ask_person(raw[index], outcome)
                 self.append_result(raw[index], outcome)
                 index += 1
-            await self.save()
+        await self.save()
         return None
+
+    def prepare(self, call: ToolCall) -> PreparedCall | ToolReply:
+        refusal = refused_arguments(call)
+        if refusal is not None:
+            return ToolReply(refusal, summary=refusal)
+        return tools.prepare(call, self.session.mode)
 
     async def execute(
         self, prepared: PreparedCall | ToolReply, approver: str | None = None
     ) -> ToolOutcome:
         if isinstance(prepared, ToolReply):
             return prepared
-        await self.report(prepared.progress)
-        return await tools.run(prepared, self.context(approver))
+        call_id, title = prepared.call.id, prepared.progress.rstrip("…").rstrip()
+        await self.report(Step(call_id, title, "in_progress"))
+        outcome = await tools.run(prepared, self.context(approver))
+        if isinstance(outcome, ApprovalRequired):
+            details = f"{outcome.risk} on {outcome.database}"
+            await self.report(Step(call_id, "Waiting for approval", "in_progress", details))
+        elif isinstance(outcome, ToolReply):
+            failed = outcome.content.startswith(("Error:", "Blocked:"))
+            details = outcome.summary or (outcome.content[:200] if failed else "")
+            await self.report(Step(call_id, title, "error" if failed else "complete", details))
+        return outcome
 
     def append_result(self, call: ToolCall, outcome: ToolOutcome) -> None:
         if isinstance(outcome, ApprovalRequired | QuestionRequired):  # never in a batch
@@ -345,7 +378,7 @@ class Runner:
         undo: tuple[str | None, str] = (None, "")
         if scope is not None:
             await mint_grant(self.parts.grants, self.parts.settings, pending, scope, approver)
-            outcome = await self.execute(tools.prepare(call, session.mode), approver=approver)
+            outcome = await self.execute(self.prepare(call), approver=approver)
             if isinstance(outcome, ApprovalRequired):  # the grant did not match: ask again
                 again = await self.pause(call, outcome)
                 summary = "not run; it needs approval again"
@@ -410,6 +443,27 @@ async def tell_decided(
 
 def _concurrent(prepared: PreparedCall | ToolReply) -> bool:
     return isinstance(prepared, ToolReply) or prepared.tool.concurrent
+
+
+def _may_write(prepared: PreparedCall | ToolReply) -> bool:
+    if isinstance(prepared, ToolReply) or prepared.tool.may_write is None:
+        return False
+    return prepared.tool.may_write(prepared.arguments)
+
+
+def _with_earlier(session: Session) -> list[JsonObject]:
+    """The history as sent: the note of dropped exchanges leads its first message (a copy:
+    the stored message stays as it was)."""
+    note, messages = earlier_note(session.earlier), session.messages
+    if not note or not messages or not isinstance(messages[0].get("content"), str):
+        return messages
+    first = {**messages[0], "content": f"{note}\n\n{messages[0]['content']}"}
+    return [first, *messages[1:]]
+
+
+@functools.cache
+def _specs_tokens(mode: Mode) -> int:
+    return estimate_tokens(tools.specs_for(mode))
 
 
 def find_call(messages: list[JsonObject], call_id: str) -> ToolCall | None:

@@ -4,13 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from bot.db.impact_types import Impact
 from bot.db.types import Cell
 
-# Called with a short line such as "Running query on shop-staging…" while a run works.
-Progress = Callable[[str], Awaitable[None]]
+StepStatus = Literal["in_progress", "complete", "error"]
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One tool step of a run, as it starts and as it ends (the same `id` for both): a title
+    such as "Running query on shop-staging", and details such as "3 rows returned"."""
+
+    id: str
+    title: str
+    status: StepStatus
+    details: str = ""
+
+
+# Called with each Step while a run works.
+Progress = Callable[[Step], Awaitable[None]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,9 +166,46 @@ class AwaitingReply:
 @dataclass(frozen=True, slots=True)
 class Failed:
     message: str  # short, for the person; details go to the log
+    # Rows fetched before the failure, each with its SQL: still the person's to see.
+    results: tuple[QueryResult, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Stopped(Failed):
+    """The run was stopped by a person (`by`: their user id) before it finished."""
+
+    by: str = ""
 
 
 Outcome = Answer | AwaitingApproval | AwaitingReply | Failed
+
+
+@dataclass(frozen=True, slots=True)
+class RunResumable:
+    """A run the last process left going while it was reading or thinking: nothing it did
+    can be repeated by going on, so `Agent.resume` carries it on."""
+
+    session_id: str
+    requester: str
+
+
+@dataclass(frozen=True, slots=True)
+class RunInterrupted:
+    """A run the last process left going while a statement that may change data was
+    outstanding: it is not resumed; the person is told what was running and what to do."""
+
+    session_id: str
+    requester: str
+    database: str
+    sql: str
+
+    @property
+    def text(self) -> str:
+        return (
+            f"The bot restarted while this statement was running on {self.database}; it may "
+            "or may not have been applied. Check the data before you ask for it again:\n"
+            f"{self.sql}"
+        )
 
 
 class AlreadyDecided(Exception):
@@ -193,6 +244,10 @@ class Interrupted:
     text: str
     undo_id: str | None = None  # set when it was applied and can be undone exactly
     pending_id: str | None = None  # the approval whose card showed it
+
+
+# What `Agent.recover` found at start.
+Recovered = RunResumable | RunInterrupted | Interrupted
 
 
 class NotYourQuestion(Exception):

@@ -74,6 +74,20 @@ def _skills(skills: Skills) -> str:
     return "\n".join(lines)
 
 
+def earlier_note(earlier: Sequence[str]) -> str:
+    """What the model reads of the exchanges dropped from a long thread. It leads the first
+    message kept, not the system prompt: these are the thread's words (people's questions,
+    answers built from data), and keep the trust of the thread, not of our instructions."""
+    if not earlier:
+        return ""
+    lines = [
+        "[Earlier in this thread (older messages were dropped to fit; ask again or re-run a "
+        "query if you need their details):"
+    ]
+    lines += [f"- {line}" for line in earlier]
+    return "\n".join(lines) + "]"
+
+
 def build_system_prompt(
     *,
     databases: Sequence[DatabaseConfig],

@@ -40,6 +40,12 @@ class Session:
     question_id: str | None = None
     requester: Requester | None = None  # who wrote the last message
     iterations: int = 0  # model calls in the current run (a run spans approval pauses)
+    # One token estimate per message, kept by compaction (see compaction.py).
+    token_estimates: list[int] = field(default_factory=list)
+    # One line for each exchange dropped to fit the budget, most recent last.
+    earlier: list[str] = field(default_factory=list)
+    # Who stopped the last run, until the model has heard of it with the next message.
+    stopped_by: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -61,6 +67,9 @@ class Session:
                 "timezone": self.requester.timezone,
             },
             "iterations": self.iterations,
+            "token_estimates": self.token_estimates,
+            "earlier": self.earlier,
+            "stopped_by": self.stopped_by,
         }
 
     @classmethod
@@ -79,6 +88,9 @@ class Session:
             question_id=data.get("question_id"),
             requester=Requester(**requester) if requester else None,
             iterations=int(data.get("iterations") or 0),
+            token_estimates=[int(n) for n in data.get("token_estimates") or []],
+            earlier=[str(line) for line in data.get("earlier") or []],
+            stopped_by=data.get("stopped_by"),
         )
 
 

@@ -16,9 +16,11 @@ from bot.agent.outcomes import (
     Outcome,
     PendingApproval,
     Question,
+    Stopped,
 )
 from bot.slack import cards, delivery, strings
 from bot.slack.blocks import approval_card, question
+from bot.slack.blocks.working import stopped_message
 from bot.slack.sessions import Thread
 from bot.state import StateError
 
@@ -48,15 +50,21 @@ async def deliver(
     again when `text_shown`, streamed already), the results it rests on, and the approval
     card or question when the run waits for one."""
     client = services.client
+    preview_rows = services.settings.slack.preview_rows
+    if isinstance(outcome, Stopped):
+        await delivery.post(client, thread, stopped_message(outcome.by))
+        await delivery.post_results(client, thread, outcome.results, preview_rows)
+        return Delivered()
     if isinstance(outcome, Failed):
         await delivery.post_error(client, thread, outcome.message)
+        # The rows fetched before the failure are still the person's, with their SQL.
+        await delivery.post_results(client, thread, outcome.results, preview_rows)
         return Delivered()
     if outcome.text.strip() and not text_shown:
         limit = services.settings.slack.max_answer_chars
         await delivery.post_text(client, thread, outcome.text, services.proposals, max_chars=limit)
     elif isinstance(outcome, Answer) and not outcome.results and not text_shown:
         await delivery.post_text(client, thread, "Done.")
-    preview_rows = services.settings.slack.preview_rows
     await delivery.post_results(client, thread, outcome.results, preview_rows)
     if isinstance(outcome, AwaitingReply):
         message = question.question_message(outcome.question)

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from bot.ask.sql_blocks import SqlBlock, find_sql_blocks
-from bot.config import DatabaseConfig
+from bot.ask.sql_blocks import SqlBlock, find_sql_blocks_off_loop
+from bot.config import DatabaseConfig, Limits
 from bot.slack import mrkdwn
 from bot.slack.blocks import answer
 from bot.slack.blocks import sql_actions as run_blocks
@@ -64,10 +64,12 @@ class Proposals:
         databases: Sequence[DatabaseConfig],
         *,
         clock: Callable[[], float] = time.time,
+        max_sql_chars: int = Limits().max_sql_chars,
     ) -> None:
         self._records = records
         self.databases = tuple(databases)
         self._clock = clock
+        self.max_sql_chars = max_sql_chars
 
     @property
     def names(self) -> list[str]:
@@ -112,7 +114,7 @@ class Proposals:
     async def messages(self, thread: Thread, text: str) -> list[dict[str, Any]]:
         """The answer as messages: mrkdwn pieces as a plain answer, each SQL block's
         buttons right after it."""
-        found = find_sql_blocks(text, self.names)
+        found = await find_sql_blocks_off_loop(text, self.names, max_sql_chars=self.max_sql_chars)
         with_buttons = found[:MAX_WITH_BUTTONS]
         parts: list[tuple[str, Block | None]] = []
         start = 0

@@ -1,19 +1,28 @@
-"""At start: every approved change the last process stopped while it ran is told to its
-thread, plainly — what was running, where, that it may or may not have been applied, and
-how to check (the agent's words) — and the card it was approved on shows the same, without
-its buttons. It is never re-run."""
+"""At start, what the last process left going is taken up in its thread, plainly.
+
+- An approved change it stopped while it ran (`Interrupted`): what was running, where, that
+  it may or may not have been applied, and how to check (the agent's words); the card it
+  was approved on shows the same, without its buttons. Never re-run.
+- A run cut off while it was reading or thinking (`RunResumable`): resumed in its thread.
+- A run cut off while a call that may change data was outstanding, with no write-ahead
+  record of it (`RunInterrupted`): what was running and what to check. Never re-run.
+
+Resumed runs and reports of cut-off runs go through the thread's queue, so a message that
+arrives meanwhile waits its turn."""
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from bot.agent.outcomes import Interrupted
-from bot.slack import delivery, mrkdwn
+from bot.agent.outcomes import Interrupted, Recovered, RunInterrupted, RunResumable
+from bot.slack import delivery, mrkdwn, outcome
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.common import markdown_section
-from bot.slack.sessions import Thread
+from bot.slack.blocks.messages import answer_message
+from bot.slack.sessions import Job, Thread
+from bot.slack.status_line import StatusLine
 from bot.state import StateError
 
 if TYPE_CHECKING:
@@ -21,16 +30,20 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_SQL_CHARS = 2_400  # of the statement shown; a section holds 3,000
+
 
 def interrupted_message(text: str) -> dict[str, Any]:
     body = mrkdwn.truncate(f":warning: {mrkdwn.shown(text)}", 2_900)[0]
     return {"text": body, "blocks": [markdown_section(body)]}
 
 
-async def tell_interrupted(services: Services, interrupted: Iterable[Interrupted]) -> int:
+async def tell_interrupted(services: Services, interrupted: Iterable[Recovered]) -> int:
     """Post each interrupted change's account in its thread; returns how many were told."""
     told = 0
     for item in interrupted:
+        if not isinstance(item, Interrupted):
+            continue  # runs cut off: `take_up`
         try:
             thread = Thread.from_session_id(item.session_id)
         except ValueError:
@@ -57,3 +70,46 @@ async def close_card(services: Services, item: Interrupted) -> None:
     if card is not None:
         account = approval_card.interrupted_card(card.item, item.applied, item.text)
         await delivery.update(services.client, card.channel, card.ts, account)
+
+
+def run_interrupted_message(item: RunInterrupted) -> str:
+    sql, _ = mrkdwn.truncate(mrkdwn.code_text(item.sql), _SQL_CHARS)
+    asker = f"<@{mrkdwn.escape(item.requester)}> " if item.requester else ""
+    return (
+        f"{asker}I restarted while this statement was running on "
+        f"*{mrkdwn.escape(item.database)}*. It may or may not have been applied: check the "
+        f"data before you ask for it again.\n```{sql}```"
+    )
+
+
+def take_up(services: Services, recovered: Sequence[Recovered]) -> None:
+    """Queue each run cut off in its thread: resumed, or reported (runs of other adapters,
+    and the changes `tell_interrupted` tells, are left alone)."""
+    for item in recovered:
+        if isinstance(item, Interrupted):
+            continue
+        try:
+            thread = Thread.from_session_id(item.session_id)
+        except ValueError:
+            continue  # not a Slack thread (a console session)
+        if isinstance(item, RunInterrupted):
+            job = _tell(services, thread, run_interrupted_message(item))
+            services.queues.submit(thread.session_id, job)
+        elif isinstance(item, RunResumable):
+            services.queues.submit(thread.session_id, _resume(services, thread))
+
+
+def _tell(services: Services, thread: Thread, text: str) -> Job:
+    async def job() -> None:
+        await delivery.post(services.client, thread, answer_message(text))
+
+    return job
+
+
+def _resume(services: Services, thread: Thread) -> Job:
+    async def job() -> None:
+        status = StatusLine(services.client, thread, grace_s=services.status_grace_s)
+        run = services.agent.resume(thread.session_id, progress=status.step)
+        await outcome.answer_in_thread(services, thread, status, run, what="resumed run")
+
+    return job

@@ -27,7 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import ConfigError, Settings
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
-from bot.slack.recovery import tell_interrupted
+from bot.slack.recovery import take_up, tell_interrupted
 from bot.slack.sessions import SessionQueues
 from bot.slack.web_api import api_session, make_client
 from bot.state import State, open_state
@@ -35,7 +35,7 @@ from bot.workers import WORKER_ENV
 
 if TYPE_CHECKING:
     from bot.agent import Agent, ModelClient
-    from bot.agent.outcomes import Interrupted
+    from bot.agent.outcomes import Recovered
     from bot.db import DatabaseRegistry
 
 log = logging.getLogger(__name__)
@@ -110,7 +110,7 @@ def _check_credentials(settings: Settings) -> None:
 
 async def _build_agent(
     settings: Settings, state: State
-) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Interrupted]]:
+) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Recovered]]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
     from bot.agent import Agent
     from bot.agent.model import build_model_client
@@ -126,7 +126,8 @@ async def _build_agent(
         model=model,
         skills=Skills.load(),
     )
-    interrupted = await agent.recover()  # changes stopped while they ran, to tell
+    # Changes stopped while they ran, to tell; runs cut off, to resume or report.
+    interrupted = await agent.recover()
     return agent, databases, model, interrupted
 
 
@@ -198,7 +199,9 @@ async def serve(settings: Settings) -> None:
         client = make_client(settings, session=session)
         await _verify_bot_token(client)
         app = build_app(settings, agent, state, client)
-        await tell_interrupted(services_of_app(app), interrupted)
+        services = services_of_app(app)
+        await tell_interrupted(services, interrupted)
+        take_up(services, interrupted)
         state.start_pruning()
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:

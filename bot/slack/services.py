@@ -61,7 +61,9 @@ class Services:
             users=UserDirectory(client),
             dedupe=Dedupe(state.seen_events),
             known=KnownSessions(state.sessions),
-            proposals=Proposals(state.proposals, settings.databases),
+            proposals=Proposals(
+                state.proposals, settings.databases, max_sql_chars=settings.limits.max_sql_chars
+            ),
             open_cards=OpenMessages(state.posted, "card", PendingApproval.from_json, state.clock),
             open_questions=OpenMessages(state.posted, "question", Question.from_json, state.clock),
             deciding_cards=OpenMessages(

@@ -7,6 +7,7 @@ import logging
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.agent.outcomes import Step
 from bot.slack.blocks.messages import status_message
 from bot.slack.delivery import SLACK_ERRORS
 from bot.slack.sessions import Thread
@@ -37,6 +38,11 @@ class StatusLine:
         self._shown: str | None = None
         self._writer: asyncio.Task[None] | None = None
         self._closed = asyncio.Event()
+
+    async def step(self, step: Step) -> None:
+        """A run's progress callback: each step that starts shows as the line."""
+        if step.status == "in_progress":
+            await self.show(f"{step.title}…")
 
     async def show(self, line: str, *, at_once: bool = False) -> None:
         if self._closed.is_set():

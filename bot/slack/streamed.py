@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from bot.agent.outcomes import AwaitingApproval, Failed, Outcome
-from bot.ask.sql_blocks import find_sql_blocks
+from bot.ask.sql_blocks import find_sql_blocks_off_loop
 from bot.slack import delivery, strings
 from bot.slack.blocks.common import person
 from bot.slack.blocks.working import stopped_message
@@ -28,12 +28,19 @@ async def deliver_streamed(
     if stopped_by is not None:
         await status.fail(strings.STOPPED_BY.format(who=person(stopped_by)))
         await delivery.post(services.client, thread, stopped_message(stopped_by))
+        if isinstance(outcome, Failed):  # the rows fetched before the stop are still shown
+            await delivery.post_results(
+                services.client, thread, outcome.results, services.settings.slack.preview_rows
+            )
         return Delivered()
     if isinstance(outcome, Failed):
         await status.fail(outcome.message)
         shown = False
     else:
-        proposes_sql = bool(find_sql_blocks(outcome.text, services.proposals.names))
+        found = await find_sql_blocks_off_loop(
+            outcome.text, services.proposals.names, max_sql_chars=services.proposals.max_sql_chars
+        )
+        proposes_sql = bool(found)
         waiting = strings.STEP_APPROVAL if isinstance(outcome, AwaitingApproval) else None
         # Text with Run buttons, or longer than an answer may be, is posted by deliver.
         too_long = len(outcome.text) > services.settings.slack.max_answer_chars

@@ -74,7 +74,7 @@ async def make_agent(
     """Builds Agents on one state directory (a second call is a restarted bot)."""
     opened: list[tuple[State, DatabaseRegistry, ModelClient]] = []
 
-    async def build(**limits: object) -> Agent:
+    async def build(*, recover: bool = True, **limits: object) -> Agent:
         settings = make_settings(model_server, shop_url, **limits)
         for earlier, _, _ in opened:  # a restart: the bot before it has stopped
             await earlier.close()
@@ -91,7 +91,8 @@ async def make_agent(
             model=model,
             skills=Skills.load(),
         )
-        await agent.recover()
+        if recover:
+            await agent.recover()
         return agent
 
     yield build

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from bot.agent import Agent, Answer, Failed, Outcome, Progress, SessionStatus
+from bot.agent import Agent, Answer, Failed, Outcome, Progress, SessionStatus, Step
 from bot.config import Mode
 from tests.agent.support import AGENT_TOOLS, BIG_ROWS, REQUESTER, SESSION, STAGING, AgentFactory
-from tests.fakes.model_server import FakeModelServer, call, calls, say
+from tests.fakes.model_server import FakeModelServer, call, calls, failure, say
 
 COUNT_BY_STATUS = "SELECT status, COUNT(*) AS n FROM orders GROUP BY status ORDER BY status"
 
@@ -31,10 +31,10 @@ async def test_a_multi_step_exploration_lists_describes_queries_and_answers(
         calls(call("execute_query", {"database": STAGING, "sql": COUNT_BY_STATUS})),
         say("2 orders are pending."),
     )
-    progress: list[str] = []
+    progress: list[Step] = []
 
-    async def note(line: str) -> None:
-        progress.append(line)
+    async def note(step: Step) -> None:
+        progress.append(step)
 
     outcome = await ask(await make_agent(), progress=note)
 
@@ -51,7 +51,17 @@ async def test_a_multi_step_exploration_lists_describes_queries_and_answers(
         "row_count": 3,
         "truncated": False,
     }
-    assert "Running query on shop-staging…" in progress
+    query_steps = [step for step in progress if step.title == "Running query on shop-staging"]
+    assert [(step.status, step.details) for step in query_steps] == [
+        ("in_progress", ""),
+        ("complete", "3 rows returned"),
+    ]
+    assert len({step.id for step in query_steps}) == 1
+    assert [step.title for step in progress if step.status == "in_progress"][:3] == [
+        "Listing databases",
+        "Listing tables in shop-staging",
+        "Reading columns of orders in shop-staging",
+    ]
 
 
 async def test_the_system_prompt_leads_every_request(
@@ -219,3 +229,67 @@ async def test_old_tool_results_shrink_first_when_history_outgrows_its_budget(
     (old,) = [m["content"] for m in model_server.last_request["messages"] if m["role"] == "tool"]
     assert len(old) < 400
     assert "chars omitted …]" in old
+
+
+async def test_rows_fetched_before_the_model_fails_are_still_in_the_outcome_with_their_sql(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    model_server.script(
+        calls(call("execute_query", {"database": STAGING, "sql": COUNT_BY_STATUS})),
+        failure(500),
+        failure(500),
+        failure(500),  # the client's two retries, then the run fails
+    )
+    outcome = await ask(await make_agent())
+    assert isinstance(outcome, Failed)
+    assert "HTTP 500" in outcome.message
+    (result,) = outcome.results
+    assert result.sql == COUNT_BY_STATUS and result.database == STAGING
+    assert result.rows == (("paid", 1), ("pending", 2), ("shipped", 1))
+
+
+async def test_rows_fetched_before_the_iteration_limit_are_still_in_the_outcome(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    model_server.script(
+        calls(call("execute_query", {"database": STAGING, "sql": COUNT_BY_STATUS})),
+        calls(call("get_current_time")),
+    )
+    outcome = await ask(await make_agent(max_iterations=2))
+    assert isinstance(outcome, Failed) and "limit is 2" in outcome.message
+    assert [result.sql for result in outcome.results] == [COUNT_BY_STATUS]
+
+
+async def test_a_change_shows_its_step_then_waiting_for_approval(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    update = "UPDATE orders SET status = 'paid' WHERE id = 11"
+    model_server.script(calls(call("execute_query", {"database": STAGING, "sql": update})))
+    steps: list[Step] = []
+
+    async def note(step: Step) -> None:
+        steps.append(step)
+
+    await ask(await make_agent(), "pay 11", progress=note)
+    assert [(step.title, step.status) for step in steps] == [
+        ("Running query on shop-staging", "in_progress"),
+        ("Waiting for approval", "in_progress"),
+    ]
+    assert steps[1].details == f"write on {STAGING}"
+
+
+async def test_a_failing_tool_step_ends_in_error_with_the_reason(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    model_server.script(
+        calls(call("get_columns", {"database": STAGING, "table": "no_such_table"})),
+        say("There is no such table."),
+    )
+    steps: list[Step] = []
+
+    async def note(step: Step) -> None:
+        steps.append(step)
+
+    await ask(await make_agent(), "columns?", progress=note)
+    assert steps[-1].status == "error"
+    assert steps[-1].details.startswith("Error:")

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
+import time
+
 import pytest
 
-from bot.ask.sql_blocks import find_sql_blocks
+from bot.ask.sql_blocks import find_sql_blocks, find_sql_blocks_off_loop
 
 DATABASES = ["shop-staging", "shop-prod", "billing-dev"]
 
@@ -61,3 +64,41 @@ def test_a_name_inside_a_longer_name_does_not_count():
     answer = "On shop-staging-old:\n```sql\nSELECT 1\n```"
     [block] = find_sql_blocks(answer, DATABASES)
     assert block.database is None
+
+
+@pytest.mark.parametrize(
+    ("label", "reason"),
+    [
+        ("sql", "a labelled block over the limit would be refused when run"),
+        ("", "an unlabelled block over the limit is not even classified"),
+    ],
+)
+def test_a_block_longer_than_max_sql_chars_gets_no_buttons(label: str, reason: str) -> None:
+    long_sql = "SELECT " + ", ".join(["1"] * 600)
+    answer = f"```{label}\n{long_sql}\n```\n```sql\nSELECT 2\n```"
+    found = find_sql_blocks(answer, DATABASES, max_sql_chars=1_000)
+    assert [block.sql for block in found] == ["SELECT 2"], reason
+
+
+async def test_a_long_answer_is_searched_without_holding_the_event_loop() -> None:
+    answer = "\n".join(f"```\nSELECT a, b FROM t{n} WHERE x = {n}\n```" for n in range(300))
+    gaps: list[float] = []
+    done = asyncio.Event()
+
+    async def tick() -> None:
+        last = time.perf_counter()
+        while not done.is_set():
+            await asyncio.sleep(0.001)
+            now = time.perf_counter()
+            gaps.append(now - last)
+            last = now
+
+    ticker = asyncio.create_task(tick())
+    started = time.perf_counter()
+    found = await find_sql_blocks_off_loop(answer, DATABASES)
+    elapsed = time.perf_counter() - started
+    done.set()
+    await ticker
+    assert len(found) == 300
+    # The loop kept running while the blocks were classified: no stall near the whole time.
+    assert max(gaps) < elapsed / 2

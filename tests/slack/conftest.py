@@ -30,7 +30,7 @@ from bot.agent import Agent, ModelClient, Skills, build_model_client
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
-from bot.slack.recovery import tell_interrupted
+from bot.slack.recovery import take_up, tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.slack.web_api import ChannelPacer, api_session, make_client
 from bot.state import State, open_state
@@ -218,6 +218,7 @@ class SlackHarness:
         self.app = build_app(self.settings, self.agent, self.state, client)
         # As serve() does: threads hear of changes the last process stopped while they ran.
         await tell_interrupted(services_of_app(self.app), interrupted)
+        take_up(services_of_app(self.app), interrupted)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self

@@ -7,7 +7,7 @@ import csv
 import io
 import json
 
-from tests.fakes.model_server import call, calls, say
+from tests.fakes.model_server import call, calls, failure, say
 from tests.slack.block_limits import assert_valid_message
 from tests.slack.conftest import CHANNEL, STAGING, SlackHarness
 
@@ -63,3 +63,19 @@ async def test_a_truncated_result_is_marked(harness: SlackHarness) -> None:
     assert attached.text.split() == ["id", "10", "11"]
     summary = harness.thread(thread_ts)[1].blocks[0]["text"]["text"]
     assert "first 2 rows (the query had more" in summary
+
+
+async def test_rows_fetched_before_the_model_failed_are_still_posted_with_the_error(
+    harness: SlackHarness,
+) -> None:
+    slack = harness.slack
+    sql = "SELECT id FROM orders ORDER BY id"
+    harness.model.script(
+        calls(call("execute_query", {"database": STAGING, "sql": sql})),
+        failure(400, "the model gave up"),  # after the query ran
+    )
+    thread_ts, _ = await harness.mention("the order ids")
+    (attached,) = await slack.wait_for(lambda: slack.files_in(CHANNEL, thread_ts))
+    await harness.idle()
+    assert attached.text.split() == ["id", "10", "11", "12", "13"]
+    assert any(text.startswith(":warning:") for text in harness.texts(thread_ts))

@@ -99,6 +99,9 @@ class Tool:
     concurrent: bool = True
     # The line shown to the person while the tool runs, from its parsed arguments.
     progress: Callable[[Any], str] | None = None
+    # Whether these arguments may change data (None: the tool never does). A run saves its
+    # session before such a call, so that a restart knows a change was outstanding.
+    may_write: Callable[[Any], bool] | None = None
 
     def spec(self) -> dict[str, Any]:
         """The tool as the chat completions API expects it."""
@@ -189,6 +192,11 @@ async def classify_sql(sql: str, limits: Limits) -> Classification | ToolReply:
     if len(sql) <= _CLASSIFY_INLINE_CHARS:
         return classify(sql)
     return await asyncio.to_thread(classify, sql)
+
+
+def may_write(sql: str) -> bool:
+    """Whether `sql` may change data; long SQL is not classified here and is assumed to."""
+    return len(sql) > _CLASSIFY_INLINE_CHARS or not classify(sql).is_read_only
 
 
 def error(message: str) -> ToolReply:

@@ -23,6 +23,7 @@ from bot.agent.tools.base import (
     ToolReply,
     classify_sql,
     dumps,
+    may_write,
     table,
 )
 from bot.agent.tools.chart import ChartSpec, chart_problem
@@ -214,5 +215,6 @@ QUERY_TOOLS = (
         modes=AGENT_ONLY,
         concurrent=False,
         progress=lambda args: f"Running query on {args.database}…",
+        may_write=lambda args: may_write(args.sql),
     ),
 )

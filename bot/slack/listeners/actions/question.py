@@ -113,7 +113,7 @@ async def answer(
                 user=click.user,
                 answer=option.label,
                 value=option.value,
-                progress=status.show,
+                progress=status.step,
             )
         except NotYourQuestion:  # checked before queueing; kept for safety
             await status.clear()

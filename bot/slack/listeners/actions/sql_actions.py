@@ -173,7 +173,7 @@ async def run(services: Services, request: RunRequest) -> None:
             database=request.database,
             sql=request.sql,
             requester=requester,
-            progress=status.show,
+            progress=status.step,
         )
 
     async def poster(outcome: Outcome) -> Delivered:

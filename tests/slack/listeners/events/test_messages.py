@@ -296,11 +296,18 @@ async def test_a_message_taken_but_never_started_is_answered_when_redelivered_af
     release.set()
     harness.model.responder = None
 
+    # The first was cut off while the model thought: the restart resumes it in its thread.
+    harness.model.script(
+        say("The first, resumed after the restart."),
+        say("The second, answered after the restart."),
+    )
     await harness.start()
-    harness.model.script(say("The second, answered after the restart."))
     # Slack delivers both again: the one never started is answered, the other is not rerun.
     await harness.mention("a second one", thread_ts=first_ts, ts=second_ts, event_id="Ev0SECOND")
     await harness.mention("a long question", ts=first_ts, event_id="Ev0FIRST")
     await answered(harness, first_ts, "answered after the restart")
-    assert harness.texts(first_ts) == ["The second, answered after the restart."]
+    assert harness.texts(first_ts) == [
+        "The first, resumed after the restart.",
+        "The second, answered after the restart.",
+    ]
     assert harness.model.remaining == 0
