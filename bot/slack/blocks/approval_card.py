@@ -277,7 +277,8 @@ def interrupted_card(
         markdown_section(body),
     ]
     return {
-        "text": mrkdwn.truncate(f"{title}: {mrkdwn.shown(account)}", 3_000)[0],
+        # Short: the account itself is told in the thread (and shown in the blocks).
+        "text": mrkdwn.escape(f"{title}: {pending.risk} on {pending.database}"),
         "blocks": blocks,
     }
 
