@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from bot.agent import Agent, AlreadyDecided, Answer, AwaitingApproval, Skills, build_model_client
+from bot.agent.sessions import SessionStatus
 from bot.config import Mode
 from bot.db import DatabaseRegistry
 from bot.state import GrantScope, open_state
@@ -123,3 +124,17 @@ async def test_workers_starting_at_once_report_a_cut_off_change_once(
     assert (item.execution_id, item.pending_id) == ("cut-off", "p1")
     unknown = [r for r in await first.audit.since(None) if r["outcome"].startswith("outcome unk")]
     assert len(unknown) == 1
+
+
+async def test_workers_starting_at_once_take_up_a_cut_off_run_once(
+    replicas: list[Agent], model_server: FakeModelServer
+) -> None:
+    first, second = replicas
+    model_server.script(say("Hello."))
+    await first.handle_message(SESSION, "hi", requester=REQUESTER, mode=Mode.AGENT)
+    session = await first.session(SESSION)
+    assert session is not None
+    session.status = SessionStatus.RUNNING  # as a process killed while thinking leaves it
+    await first.sessions.save(session)
+    found = await asyncio.gather(first.recover(), second.recover())
+    assert [type(item).__name__ for items in found for item in items] == ["RunResumable"]
