@@ -55,16 +55,14 @@ if __package__ in (None, ""):  # run as a script: make `bot` and `tests` importa
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.datasets import connect, schema_url
-from bot.agent import Agent, Skills, build_model_client
 from bot.agent.model import ModelClient, ModelError
 from bot.agent.streaming import read_stream, turn_from_completion
 from bot.agent.turns import JsonObject, ModelTurn
+from bot.app import build_app as build_parts
 from bot.config import DatabaseConfig, Limits, Settings
-from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.slack.web_api import ChannelPacer, api_session, make_client
-from bot.state import open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
@@ -278,23 +276,14 @@ class Bench:
         self.model_client = model_client
 
     async def start(self) -> None:
-        self.store = await open_state(
-            self.settings.model_copy(update={"dbagent_state_dir": self.state})
-        )
-        self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
-        model: ModelClient
+        model: ModelClient | None = None
         if self.model_client == "aiohttp":
             model = AiohttpModelClient(model_url_of(self.settings), "bench", "fake-model")
-        else:
-            model = build_model_client(self.settings)
-        self.model = model
-        agent = Agent(
-            settings=self.settings,
-            state=self.store,
-            databases=self.registry,
-            model=model,
-            skills=Skills.load(),
+        self.parts = await build_parts(
+            self.settings.model_copy(update={"dbagent_state_dir": self.state}), model=model
         )
+        self.store, self.model = self.parts.state, self.parts.model
+        model, agent = self.parts.model, self.parts.agent
         self.session = api_session()
         # All threads share one channel, where Slack would allow about one post a second:
         # the bot's own pacing is lifted here (the fake Slack has no such limit), since this
@@ -313,9 +302,7 @@ class Bench:
         await self.http.close()
         await self.runner.cleanup()
         await self.session.close()
-        await self.model.close()
-        await self.registry.close()
-        await self.store.close()
+        await self.parts.close()
 
     async def mention(self, text: str) -> str:
         self._ts += 1

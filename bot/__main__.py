@@ -1,4 +1,4 @@
-"""`python -m bot` serves Slack; `python -m bot console` and `python -m bot audit` are tools.
+"""`dbagent` (or `python -m bot`): serve Slack, or one of the tools beside it.
 
 Configuration problems end here as one line on stderr and exit status 2, never a traceback.
 """
@@ -13,36 +13,73 @@ import sys
 from bot.config import ConfigError
 from bot.state import StateError
 
-USAGE = """usage: python -m bot [serve [--workers N] |
-                     console [--mode agent|ask] [--database NAME] |
-                     audit [--since 2024-05-01T00:00|1h|2d] [--json]]"""
+log = logging.getLogger("bot")
+
+USAGE = """usage: dbagent [COMMAND]   (or: python -m bot [COMMAND])
+
+commands:
+  serve [--workers N]
+                   serve Slack (the default): Socket Mode when SLACK_APP_TOKEN is set,
+                   else HTTP on PORT; --workers N runs N processes sharing Redis state
+  check            check the configuration, every database, the model server and Slack;
+                   one line per check, exit status 0 only when none fails
+  console [--mode agent|ask] [--database NAME]
+                   the same agent in the terminal, approvals as a y/n prompt
+  audit [--since 2024-05-01T00:00|1h|2d] [--json]
+                   every statement executed, refused or sent for approval
+
+Configuration: dbagent.toml (DBAGENT_CONFIG), or DBAGENT_DATABASE_URL for one database;
+see dbagent.example.toml and the README."""
 
 
-def _configure_logging() -> None:
+def _configure_logging(default_level: str = "INFO") -> None:
     logging.basicConfig(
-        level=os.environ.get("DBAGENT_LOG_LEVEL", "INFO").upper(),
+        level=os.environ.get("DBAGENT_LOG_LEVEL", default_level).upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
 
 
 async def _serve() -> int:
+    from bot.app import serving_problem, summary, unreachable_databases
     from bot.config import load_settings
-    from bot.slack.server import serve
 
-    await serve(load_settings())
+    settings = load_settings()
+    problem = serving_problem(settings)
+    if problem is not None:
+        raise ConfigError(problem)
+    log.info("%s", summary(settings))
+    unreachable = await unreachable_databases(settings)
+    if unreachable and len(unreachable) == len(settings.databases):
+        name, reason = next(iter(unreachable.items()))
+        raise ConfigError(
+            f"no configured database is reachable ({name}: {reason}); run dbagent check"
+        )
+    for name, reason in unreachable.items():
+        log.warning("database %s is unreachable for now: %s", name, reason)
+    from bot.slack.server import serve  # Slack's libraries, only once there is work for them
+
+    await serve(settings)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     command = args.pop(0) if args else "serve"
-    _configure_logging()
+    if command in ("-h", "--help", "help"):
+        print(USAGE)
+        return 0
+    # The check's own lines are its output; the libraries' INFO lines would bury them.
+    _configure_logging("WARNING" if command == "check" else "INFO")
     try:
         if command == "serve":
             from bot.workers import parse_workers, serve_workers
 
             workers = parse_workers(args)
             return serve_workers(workers) if workers > 1 else asyncio.run(_serve())
+        if command == "check":
+            from bot.check import check_main
+
+            return asyncio.run(check_main(args))
         if command == "console":
             from bot.console import console_main
 
@@ -51,9 +88,6 @@ def main(argv: list[str] | None = None) -> int:
             from bot.agent.audit_cli import audit_main
 
             return asyncio.run(audit_main(args))
-        if command in ("-h", "--help", "help"):
-            print(USAGE)
-            return 0
         print(f"dbagent: unknown command {command!r}\n{USAGE}", file=sys.stderr)
         return 2
     except (ConfigError, StateError) as exc:

@@ -303,14 +303,15 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(lines)
 
 
-def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
-    """Read the environment and the TOML file; raise ConfigError with a one-line reason."""
-    config_path = Path(path or os.environ.get("DBAGENT_CONFIG") or "dbagent.toml")
+def _read_document(config_path: Path, *, required: bool) -> dict[str, Any]:
     try:
         text = config_path.read_text(encoding="utf-8")
     except FileNotFoundError:
+        if not required:
+            return {}
         raise ConfigError(
-            f"config file {config_path} not found (set DBAGENT_CONFIG to its path)"
+            f"config file {config_path} not found (copy dbagent.example.toml to {config_path}, "
+            "set DBAGENT_CONFIG to its path, or set DBAGENT_DATABASE_URL to run without one)"
         ) from None
     except OSError as exc:
         raise ConfigError(f"config file {config_path} cannot be read: {exc.strerror}") from None
@@ -321,10 +322,56 @@ def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
     unknown = sorted(set(document) - set(_FILE_SECTIONS))
     if unknown:
         raise ConfigError(f"{config_path}: unknown section {unknown[0]!r}")
-    values = {key: document[key] for key in _FILE_SECTIONS if key in document}
+    return {key: document[key] for key in _FILE_SECTIONS if key in document}
+
+
+def _database_from_url(settings: Settings) -> DatabaseConfig | None:
+    """DBAGENT_DATABASE_URL: one database, named after the URL's schema."""
+    if settings.dbagent_database_url is None:
+        return None
+    url = settings.dbagent_database_url.get_secret_value()
+    try:
+        schema = ConnectionTarget.parse(url).schema_name
+    except ValueError as exc:
+        raise ConfigError(f"DBAGENT_DATABASE_URL: {exc}") from None
+    if not schema:
+        raise ConfigError(
+            "DBAGENT_DATABASE_URL: the URL names no database (mysql://user:password@host:3306/"
+            "schema); the database is named after it"
+        )
+    if settings.database(schema) is not None:
+        raise ConfigError(
+            f"DBAGENT_DATABASE_URL: a database named {schema!r} is also in "
+            f"{settings.dbagent_config}"
+        )
+    try:
+        return DatabaseConfig(
+            name=schema,
+            url=SecretStr(url),
+            environment=settings.dbagent_database_environment,
+            description="configured by DBAGENT_DATABASE_URL",
+        )
+    except ValidationError as exc:
+        raise ConfigError(f"DBAGENT_DATABASE_URL: {_describe(exc)}") from None
+
+
+def load_settings(path: Path | str | None = None, **overrides: Any) -> Settings:
+    """Read the environment and the TOML file; raise ConfigError with a one-line reason.
+
+    With DBAGENT_DATABASE_URL set, the file is optional (unless named by `path` or
+    DBAGENT_CONFIG) and that URL adds one database, named after its schema.
+    """
+    named = path or os.environ.get("DBAGENT_CONFIG")
+    config_path = Path(named or "dbagent.toml")
+    required = bool(named) or not os.environ.get("DBAGENT_DATABASE_URL")
+    values = _read_document(config_path, required=required)
     values.update(overrides)
     values["dbagent_config"] = config_path
     try:
-        return Settings(**values)
+        settings = Settings(**values)
     except ValidationError as exc:
         raise ConfigError(f"{config_path}: {_describe(exc)}") from None
+    extra = _database_from_url(settings)
+    if extra is not None:
+        settings.databases = [*settings.databases, extra]
+    return settings

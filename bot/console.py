@@ -28,12 +28,9 @@ from bot.agent import (
     Progress,
     QueryResult,
     Requester,
-    Skills,
     Step,
-    build_model_client,
 )
 from bot.config import ConfigError, Mode, load_settings
-from bot.state import open_state
 from bot.state.grants import GrantScope
 from bot.visible import visible
 
@@ -209,7 +206,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 async def console_main(argv: list[str]) -> int:
-    from bot.db import DatabaseRegistry  # the data layer, only when the console really runs
+    from bot.app import agent_problem, running_app  # the parts, only when the console runs
 
     try:
         args = _parser().parse_args(argv)
@@ -225,22 +222,10 @@ async def console_main(argv: list[str]) -> int:
         if not databases:
             names = ", ".join(db.name for db in settings.databases) or "none"
             raise ConfigError(f"--database {args.database!r} is not configured (have: {names})")
-    state = await open_state(settings)
-    registry = DatabaseRegistry(databases, settings.limits)
-    model = build_model_client(settings)
-    try:
-        agent = Agent(
-            settings=settings,
-            state=state,
-            databases=registry,
-            model=model,
-            skills=Skills.load(),
-        )
-        await agent.recover()
+    problem = agent_problem(settings)
+    if problem is not None:
+        raise ConfigError(problem)
+    async with running_app(settings, databases=databases) as app:
         user = getpass.getuser() or "console"
         requester = Requester(user_id=user, name=user, timezone=local_timezone())
-        return await run_console(agent, mode=Mode(args.mode), requester=requester)
-    finally:
-        await model.close()
-        await registry.close()
-        await state.close()
+        return await run_console(app.agent, mode=Mode(args.mode), requester=requester)

@@ -141,3 +141,63 @@ def test_bad_configuration_fails_with_one_line_naming_the_field(tmp_path, text, 
 def test_a_missing_file_says_which_file(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_settings(tmp_path / "nope.toml")
+
+
+def test_one_database_url_needs_no_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DBAGENT_CONFIG", raising=False)
+    monkeypatch.setenv("DBAGENT_DATABASE_URL", "mysql://agent:pw@db:3306/shop")
+    settings = load_settings()
+    [database] = settings.databases
+    assert database.name == "shop"
+    assert database.environment is Environment.DEVELOPMENT
+    assert database.target.host == "db"
+
+
+def test_the_database_urls_environment_comes_from_its_own_variable(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DBAGENT_CONFIG", raising=False)
+    monkeypatch.setenv("DBAGENT_DATABASE_URL", "mysql://agent@db/shop")
+    monkeypatch.setenv("DBAGENT_DATABASE_ENVIRONMENT", "production")
+    assert load_settings().databases[0].environment is Environment.PRODUCTION
+
+
+def test_the_database_url_adds_to_the_files_databases(tmp_path, monkeypatch):
+    monkeypatch.setenv("SHOP_PW", "x")
+    monkeypatch.setenv("DBAGENT_DATABASE_URL", "mysql://agent@db/scratch")
+    settings = load_settings(write(tmp_path, GOOD))
+    assert [db.name for db in settings.databases] == ["shop-staging", "shop-prod", "scratch"]
+
+
+URL_PROBLEMS = [
+    # (DBAGENT_DATABASE_URL, words the one-line error must contain, reason)
+    ("mysql://agent:pw-LEAK@db:3306/", ["DBAGENT_DATABASE_URL", "names no database"], "no schema"),
+    ("postgres://agent:pw-LEAK@db/shop", ["DBAGENT_DATABASE_URL", "mysql://"], "another scheme"),
+    ("mysql://agent:pw-LEAK@db/shop-prod", ["DBAGENT_DATABASE_URL", "also in"], "a name taken"),
+]
+
+
+@pytest.mark.parametrize(("url", "words", "reason"), URL_PROBLEMS, ids=[r[2] for r in URL_PROBLEMS])
+def test_a_bad_database_url_fails_with_one_line(tmp_path, monkeypatch, url, words, reason):
+    monkeypatch.setenv("SHOP_PW", "x")
+    monkeypatch.setenv("DBAGENT_DATABASE_URL", url)
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, GOOD))
+    message = str(caught.value)
+    assert "\n" not in message and "LEAK" not in message, reason
+    for word in words:
+        assert word in message, f"{reason}: {message}"
+
+
+def test_a_named_config_file_is_required_even_with_a_database_url(tmp_path, monkeypatch):
+    monkeypatch.setenv("DBAGENT_DATABASE_URL", "mysql://agent@db/shop")
+    monkeypatch.setenv("DBAGENT_CONFIG", str(tmp_path / "nope.toml"))
+    with pytest.raises(ConfigError, match="not found"):
+        load_settings()
+
+
+def test_the_example_configuration_loads(monkeypatch):
+    example = Path(__file__).resolve().parent.parent / "dbagent.example.toml"
+    monkeypatch.delenv("DBAGENT_DATABASE_URL", raising=False)
+    settings = load_settings(example)
+    assert settings.databases == []

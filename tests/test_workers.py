@@ -14,14 +14,16 @@ import aiohttp
 CONFIG = """
 [[databases]]
 name = "shop-staging"
-url = "mysql://nobody@127.0.0.1:1/shop"
+url = "{url}"
 environment = "staging"
 """
 
 
-def environment(tmp_path: Path, **extra: str) -> dict[str, str]:
+def environment(
+    tmp_path: Path, database_url: str = "mysql://nobody@127.0.0.1:1/shop", **extra: str
+) -> dict[str, str]:
     config = tmp_path / "dbagent.toml"
-    config.write_text(CONFIG)
+    config.write_text(CONFIG.format(url=database_url))
     env = {
         key: value
         for key, value in os.environ.items()
@@ -63,7 +65,7 @@ def free_port() -> int:
 
 
 async def test_two_workers_serve_one_port_and_stop_together(
-    tmp_path: Path, redis_url: str, redis_prefix: str
+    tmp_path: Path, redis_url: str, redis_prefix: str, mysql_url: str
 ) -> None:
     port = free_port()
     process = await asyncio.create_subprocess_exec(
@@ -74,7 +76,11 @@ async def test_two_workers_serve_one_port_and_stop_together(
         "--workers",
         "2",
         env=environment(
-            tmp_path, DBAGENT_STATE_URL=f"{redis_url}?prefix={redis_prefix}", PORT=str(port)
+            tmp_path,
+            # The bot refuses to start when no configured database is reachable.
+            database_url=mysql_url,
+            DBAGENT_STATE_URL=f"{redis_url}?prefix={redis_prefix}",
+            PORT=str(port),
         ),
         stderr=asyncio.subprocess.PIPE,
     )

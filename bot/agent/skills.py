@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
-import bot
-
-DEFAULT_DIRECTORY = Path(bot.__file__).resolve().parent.parent / "skills"
+# Package data (a link to the top-level skills/ in a checkout), so wheels carry the guides.
+DEFAULT_DIRECTORY = Path(str(files("bot") / "skills"))
 
 
 class SkillError(Exception):

@@ -7,6 +7,7 @@ information_schema first and only the catalog's own spelling is put into SQL, qu
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from bot.db.cells import render_row
 from bot.db.names import quote_identifier, unknown_name_message
@@ -149,7 +150,10 @@ async def explain(session: Session, sql: str) -> str:
 
 
 def _result(
-    columns: tuple[str, ...], rows: list[tuple[Cell, ...]], truncated: bool, cell_chars: int
+    columns: tuple[str, ...],
+    rows: Sequence[Sequence[Cell]],
+    truncated: bool,
+    cell_chars: int,
 ) -> ResultSet:
     """Catalog rows hold plain values; long comments and defaults are cut like any cell."""
     none = (None,) * len(columns)

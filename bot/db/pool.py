@@ -15,11 +15,11 @@ import os
 from collections import deque
 
 from asyncmy.connection import Connection
-from asyncmy.constants import CLIENT
 from asyncmy.cursors import Cursor
 from asyncmy.errors import MySQLError
 
 from bot.config import ConnectionTarget, Limits
+from bot.db.driver import open_connection, stream_broken
 from bot.db.types import DbError
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class ConnectionPool:
         """Open one connection, within the connect timeout, or raise DbError."""
         target = self.target
         timeout_s = self.limits.connect_timeout_s
-        connection = Connection(
+        connection = open_connection(
             host=target.host,
             port=target.port,
             user=target.user,
@@ -119,9 +119,6 @@ class ConnectionPool:
             connect_timeout=timeout_s,
             program_name="dbagent",
         )
-        # Without this capability the server itself refuses "SELECT 1; DROP TABLE t" sent as
-        # one statement: each statement we run is exactly one statement.
-        connection._client_flag &= ~CLIENT.MULTI_STATEMENTS
         try:
             async with asyncio.timeout(timeout_s):
                 await connection.connect()
@@ -223,7 +220,7 @@ class ConnectionPool:
 
 
 def _is_usable(connection: Connection) -> bool:
-    return connection.connected and not connection._stream_broken
+    return connection.connected and not stream_broken(connection)
 
 
 def error_code(exc: BaseException) -> int | None:

@@ -7,8 +7,9 @@ the same query with LIMIT, measured with bench/bench_truncation.py). Here only c
 packets up to the count we want are converted; anything else (end of result, error, a packet
 still arriving, a 16 MB row) goes through asyncmy's own one-packet path.
 
-This leans on asyncmy 0.2.18 internals (`parse_rows_from_buffer`, the protocol buffer); when
-they are missing it falls back to `fetchmany`, which is correct, only slower.
+This leans on asyncmy 0.2.18 internals (`parse_rows_from_buffer`, the protocol buffer), reached
+through bot/db/driver.py; when they are missing it falls back to `fetchmany`, which is
+correct, only slower.
 """
 
 from __future__ import annotations
@@ -17,23 +18,16 @@ from typing import Any
 
 from asyncmy.cursors import SSCursor
 
-try:
-    from asyncmy.protocol import parse_rows_from_buffer
-except ImportError:  # another asyncmy build
-    parse_rows_from_buffer = None
+from bot.db.driver import ROW_PARSER, live_result, received
 
 
 async def read_rows(cursor: SSCursor, count: int) -> list[tuple[Any, ...]]:
     """Up to `count` rows; fewer only when the result ended."""
-    result = cursor._result
-    if (
-        parse_rows_from_buffer is None
-        or result is None
-        or not hasattr(result, "_take_pending_rows")
-    ):
+    result = live_result(cursor)
+    if ROW_PARSER is None or result is None or not hasattr(result, "_take_pending_rows"):
         return list(await cursor.fetchmany(count))
     rows: list[tuple[Any, ...]] = list(result._take_pending_rows(count))
-    connection = cursor.connection
+    connection: Any = cursor.connection  # its protocol state is advanced below
     converters = tuple(result.converters)
     while len(rows) < count and result.unbuffered_active:
         received = connection._proto
@@ -41,7 +35,7 @@ async def read_rows(cursor: SSCursor, count: int) -> list[tuple[Any, ...]]:
             received.buffer, received.pos, received.length, count - len(rows)
         )
         if end > received.pos:
-            position, sequence = parse_rows_from_buffer(
+            position, sequence = ROW_PARSER(
                 received.buffer,
                 received.pos,
                 end,
@@ -64,10 +58,8 @@ async def read_rows(cursor: SSCursor, count: int) -> list[tuple[Any, ...]]:
 
 def next_packet_is_here(cursor: SSCursor) -> bool:
     """Whether the next packet of the result has fully arrived (so reading it cannot wait)."""
-    received = cursor.connection._proto
-    return _end_of_complete_packets(received.buffer, received.pos, received.length, 1) > (
-        received.pos
-    )
+    buffer, position, length = received(cursor)
+    return _end_of_complete_packets(buffer, position, length, 1) > position
 
 
 def _end_of_complete_packets(buffer: bytearray, start: int, length: int, count: int) -> int:

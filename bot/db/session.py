@@ -34,6 +34,14 @@ from asyncmy.cursors import Cursor, SSCursor
 from asyncmy.errors import MySQLError
 
 from bot.db.cells import render_row
+from bot.db.driver import (
+    affected_rows,
+    live_result,
+    pause_reading,
+    resume_reading,
+    server_status,
+    unbuffered_cursor,
+)
 from bot.db.pool import ConnectionPool, error_code, server_message
 from bot.db.rows import next_packet_is_here, read_rows
 from bot.db.types import DbError, ResultSet
@@ -133,12 +141,14 @@ class Session:
         if self.read_only and self._statements_run:
             await self._check_still_read_only()
         self._statements_run += 1
-        cursor = self._connection.cursor(SSCursor)
+        cursor = unbuffered_cursor(self._connection)
         try:
             async with asyncio.timeout(self.timeout_s):
                 await cursor.execute(sql, args)
-                if cursor.description is None:
-                    return RawResult(None, (), [], False, cursor.rowcount, cursor.lastrowid or None)
+                if not cursor.description:  # no result set (asyncmy types it as always set)
+                    return RawResult(
+                        None, (), [], False, affected_rows(cursor), cursor.lastrowid or None
+                    )
                 rows = await read_rows(cursor, limit + 1)
                 truncated = len(rows) > limit
                 if truncated and not self.read_only:
@@ -148,7 +158,7 @@ class Session:
                         pass
                 elif truncated and not await _ended_without_waiting(cursor):
                     # Stop reading now: asyncmy would otherwise buffer what the server sends.
-                    self._connection._transport.pause_reading()
+                    pause_reading(self._connection)
                     self._unread = cursor
         except TimeoutError:
             failure = await self._abandon_running()
@@ -195,7 +205,7 @@ class Session:
             self.broken = True
             self._connection.close()
             raise DbError(f"could not stop the previous statement on the server ({failure})")
-        self._connection._transport.resume_reading()
+        resume_reading(self._connection)
         try:
             async with asyncio.timeout(self.pool.limits.connect_timeout_s):
                 await cursor.close()
@@ -213,7 +223,7 @@ class Session:
     async def _check_still_read_only(self) -> None:
         await self._admin("DO 0")  # its OK packet carries the server's transaction state
         wanted = _IN_TRANSACTION | _IN_READ_ONLY_TRANSACTION
-        if self._connection.server_status & wanted != wanted:
+        if server_status(self._connection) & wanted != wanted:
             self.broken = True
             raise DbError(
                 "the read-only transaction was ended by the previous statement; "
@@ -298,7 +308,7 @@ async def _ended_without_waiting(cursor: SSCursor) -> bool:
     A result of exactly limit+1 rows (every sample: LIMIT n+1) usually has its end packet in
     the same read; consuming it keeps the connection for reuse instead of killing the query.
     """
-    result = cursor._result
+    result = live_result(cursor)
     if result is None or not result.unbuffered_active:
         return True
     if not next_packet_is_here(cursor):

@@ -112,23 +112,12 @@ async def _build_agent(
     settings: Settings, state: State
 ) -> tuple[Agent, DatabaseRegistry, ModelClient, list[Recovered]]:
     # Imported here: `python -m bot` reports missing credentials before loading them.
-    from bot.agent import Agent
-    from bot.agent.model import build_model_client
-    from bot.agent.skills import Skills
-    from bot.db import DatabaseRegistry
+    from bot.app import build_app as build_parts
 
-    databases = DatabaseRegistry(settings.databases, settings.limits)
-    model = build_model_client(settings)
-    agent = Agent(
-        settings=settings,
-        state=state,
-        databases=databases,
-        model=model,
-        skills=Skills.load(),
-    )
-    # Changes stopped while they ran, to tell; runs cut off, to resume or report.
-    interrupted = await agent.recover()
-    return agent, databases, model, interrupted
+    # Recovery included: changes stopped while they ran, to tell; runs cut off, to resume
+    # or report.
+    parts = await build_parts(settings, state=state)
+    return parts.agent, parts.databases, parts.model, parts.interrupted
 
 
 _SIGNALS = (signal.SIGTERM, signal.SIGINT)

@@ -73,4 +73,5 @@ class Services:
 
 
 def services_of(context: dict[str, Any]) -> Services:
-    return context[CONTEXT_KEY]
+    services: Services = context[CONTEXT_KEY]
+    return services

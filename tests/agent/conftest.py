@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent import Agent, ModelClient, Skills, build_model_client
+from bot.agent import Agent, Skills
 from bot.agent.tools import ToolContext
+from bot.app import App, build_app
 from bot.config import ConnectionTarget, Mode
 from bot.db import DatabaseRegistry
 from bot.state import State, open_state
@@ -72,34 +73,22 @@ async def make_agent(
     model_server: FakeModelServer, shop_url: str, tmp_path: Path, streaming: bool
 ) -> AsyncIterator[AgentFactory]:
     """Builds Agents on one state directory (a second call is a restarted bot)."""
-    opened: list[tuple[State, DatabaseRegistry, ModelClient]] = []
+    opened: list[App] = []
 
     async def build(*, recover: bool = True, **limits: object) -> Agent:
         settings = make_settings(model_server, shop_url, **limits)
-        for earlier, _, _ in opened:  # a restart: the bot before it has stopped
-            await earlier.close()
-        store = await open_state(
+        for earlier in opened:  # a restart: the bot before it has stopped
+            await earlier.state.close()
+        state = await open_state(
             settings.model_copy(update={"dbagent_state_dir": tmp_path / "state"})
         )
-        registry = DatabaseRegistry(settings.databases, settings.limits)
-        model = build_model_client(settings, stream=streaming)
-        opened.append((store, registry, model))
-        agent = Agent(
-            settings=settings,
-            state=store,
-            databases=registry,
-            model=model,
-            skills=Skills.load(),
-        )
-        if recover:
-            await agent.recover()
-        return agent
+        parts = await build_app(settings, state=state, stream=streaming, recover=recover)
+        opened.append(parts)
+        return parts.agent
 
     yield build
-    for store, registry, model in opened:
-        await model.close()
-        await registry.close()
-        await store.close()
+    for parts in opened:
+        await parts.close()
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ Tests send signed Events API and interactivity requests (`SlackHarness.mention`,
 
 from __future__ import annotations
 
+import asyncio
 import copy
 import hashlib
 import hmac
@@ -24,9 +25,14 @@ import aiohttp
 import pytest
 from aiohttp import web
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.listener.async_listener_completion_handler import (
+    AsyncListenerCompletionHandler,
+)
 
 from bench.datasets import connect
-from bot.agent import Agent, ModelClient, Skills, build_model_client
+from bot.agent import Agent, ModelClient
+from bot.app import App as Parts
+from bot.app import build_app as build_parts
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
@@ -149,6 +155,49 @@ class Sent:
     text: str
 
 
+class Deliveries:
+    """Counts the requests Bolt hands to listeners and the listeners that finished, so a
+    test can wait for "handled and nothing happened" instead of sleeping.
+
+    A request reaches the middleware before Bolt acknowledges it, so by the time the HTTP
+    response arrives it is counted; Bolt's listener-completion hook counts it done (Bolt
+    runs listeners after the acknowledgement, in a task of its own)."""
+
+    def __init__(self, app: AsyncApp) -> None:
+        self.entered = 0
+        self.finished = 0
+        self._changed = asyncio.Condition()
+
+        async def count(next: Any) -> Any:
+            self.entered += 1
+            response = await next()
+            if response is not None and response.status == 404:  # no listener matched
+                await self._finish()
+            return response
+
+        deliveries = self
+
+        class Completion(AsyncListenerCompletionHandler):
+            async def handle(self, request: Any, response: Any) -> None:
+                await deliveries._finish()
+
+        app.middleware(count)
+        # Bolt takes this hook as a constructor argument of its listener runner only.
+        app._async_listener_runner.listener_completion_handler = Completion()
+
+    async def _finish(self) -> None:
+        async with self._changed:
+            self.finished += 1
+            self._changed.notify_all()
+
+    async def settled(self, within_s: float = 10.0) -> None:
+        async def caught_up() -> None:
+            async with self._changed:
+                await self._changed.wait_for(lambda: self.finished >= self.entered)
+
+        await asyncio.wait_for(caught_up(), within_s)
+
+
 class SlackHarness:
     """One running bot (Bolt app + agent + state) behind an HTTP port."""
 
@@ -190,23 +239,17 @@ class SlackHarness:
         self.app: AsyncApp | None = None
         self.agent: Agent | None = None
         self.model_client: ModelClient | None = None
+        self.parts: Parts | None = None
         self._runner: web.AppRunner | None = None
         self.url = ""
 
     async def start(self) -> SlackHarness:
-        self.state = await open_state(
+        state = await open_state(
             self.settings.model_copy(update={"dbagent_state_dir": self.state_dir})
         )
-        self.registry = DatabaseRegistry(self.settings.databases, self.settings.limits)
-        self.model_client = build_model_client(self.settings)
-        self.agent = Agent(
-            settings=self.settings,
-            state=self.state,
-            databases=self.registry,
-            model=self.model_client,
-            skills=Skills.load(),
-        )
-        interrupted = await self.agent.recover()
+        self.parts = await build_parts(self.settings, state=state)
+        self.state, self.registry = self.parts.state, self.parts.databases
+        self.model_client, self.agent = self.parts.model, self.parts.agent
         self.session = api_session(self.api_timeout_s)
         client = make_client(
             self.settings,
@@ -216,9 +259,10 @@ class SlackHarness:
             pacer=self.pacer,
         )
         self.app = build_app(self.settings, self.agent, self.state, client)
+        self._deliveries = Deliveries(self.app)
         # As serve() does: threads hear of changes the last process stopped while they ran.
-        await tell_interrupted(services_of_app(self.app), interrupted)
-        take_up(services_of_app(self.app), interrupted)
+        await tell_interrupted(services_of_app(self.app), self.parts.interrupted)
+        take_up(services_of_app(self.app), self.parts.interrupted)
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
@@ -230,18 +274,21 @@ class SlackHarness:
             await self._runner.cleanup()
         if self.session is not None:
             await self.session.close()
-        if self.model_client is not None:
-            await self.model_client.close()
-        if self.registry is not None:
-            await self.registry.close()
-        if self.state is not None:
-            await self.state.close()
+        if self.parts is not None:
+            await self.parts.close()
         self.app = self._runner = self.session = self.registry = self.state = None
+        self.parts = None
 
     async def idle(self) -> None:
         """Wait until every queued run has finished."""
         assert self.app is not None
         await services_of_app(self.app).queues.drain()
+
+    async def settled(self) -> None:
+        """Wait until every delivery sent so far has been handled by its listener (or
+        dropped before one), then until every run it queued has finished."""
+        await self._deliveries.settled()
+        await self.idle()
 
     # -- sending ------------------------------------------------------------------------
     @classmethod

@@ -49,8 +49,7 @@ def mention_body(ts: str) -> str:
 
 
 async def nothing_happened(harness: SlackHarness) -> None:
-    await asyncio.sleep(0.2)
-    await harness.idle()
+    await harness.settled()
     assert harness.model.requests == []
     assert [c.method for c in harness.slack.calls if c.method != "auth.test"] == []
 

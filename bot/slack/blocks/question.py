@@ -96,7 +96,9 @@ def question_message(question: Question) -> dict[str, Any]:
     return {"text": text, "blocks": blocks}
 
 
-def answered_question(question: Question, label: str, user: str, at: float | None = None) -> dict:
+def answered_question(
+    question: Question, label: str, user: str, at: float | None = None
+) -> dict[str, Any]:
     """The question after a click: who answered what; no buttons left."""
     when = slack_date(time.time() if at is None else at)
     line = f":white_check_mark: {person(user)} answered *{mrkdwn.escape(label)}* {when}"
@@ -107,13 +109,13 @@ def answered_question(question: Question, label: str, user: str, at: float | Non
     }
 
 
-def replied_question(question: Question, user: str) -> dict:
+def replied_question(question: Question, user: str) -> dict[str, Any]:
     """An input question once the person's reply in the thread answered it."""
     line = f":white_check_mark: {person(user)} answered in this thread."
     return {"text": line, "blocks": [markdown_section(_asked(question)), context(line)]}
 
 
-def closed_question(question: Question) -> dict:
+def closed_question(question: Question) -> dict[str, Any]:
     """A question that can no longer be answered here (replaced by a newer message)."""
     line = (
         ":heavy_minus_sign: No longer open: a newer message in this thread replaced this question."

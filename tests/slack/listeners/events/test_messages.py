@@ -101,8 +101,7 @@ async def test_chatter_the_bot_is_not_part_of_is_ignored(harness: SlackHarness) 
     other_thread = harness.new_ts()
     _, reply = await harness.message("a reply elsewhere", thread_ts=other_thread)
     assert top_level.status == reply.status == 200
-    await asyncio.sleep(0.2)
-    await harness.idle()
+    await harness.settled()
     assert harness.model.requests == []
     assert harness.slack.calls_to("chat.postMessage") == []
 
@@ -118,7 +117,7 @@ async def test_a_mention_delivered_twice_is_answered_once(harness: SlackHarness)
         harness.message(text, ts=ts, thread_ts=thread_ts),
         harness.mention("again", ts=ts, thread_ts=thread_ts),
     )
-    await asyncio.sleep(0.2)
+    await harness.settled()
     texts = await answered(harness, thread_ts, "Once.")
     assert texts == ["First.", "Once."]
     assert len(harness.model.requests) == 2
@@ -138,8 +137,7 @@ async def test_a_retried_delivery_is_processed_once(harness: SlackHarness) -> No
     retried = await harness.send_event(event, event_id="Ev0RETRY", retry=1)
     assert first.status == retried.status == 200
     await answered(harness, thread_ts, "Only once.")
-    await asyncio.sleep(0.2)
-    await harness.idle()
+    await harness.settled()
     assert harness.texts(thread_ts) == ["Only once."]
 
 
@@ -162,15 +160,14 @@ async def test_bot_messages_edits_deletions_and_other_subtypes_are_ignored(
     # Even in a DM.
     _, sent = await harness.dm("edited", subtype="message_changed")
     assert sent.status == 200
-    await asyncio.sleep(0.2)
-    await harness.idle()
+    await harness.settled()
     assert len(harness.model.requests) == 1
 
 
 async def test_the_bots_own_messages_are_ignored(harness: SlackHarness) -> None:
     _, sent = await harness.dm("I said this", user=BOT_USER_ID, bot_id="BBOT")
     assert sent.status == 200
-    await asyncio.sleep(0.2)
+    await harness.settled()
     assert harness.model.requests == []
 
 

@@ -1,0 +1,139 @@
+"""`dbagent check`: is everything the bot needs there, and does it answer?
+
+One line per check — ✓ passed, ! passed with a warning, ✗ failed with the fix — and exit
+status 0 only when nothing failed. Checks that do not depend on each other run at once:
+each database (flavour and version, lower_case_table_names, the account's privileges), the
+model server (a real chat-completions request that must come back with a tool call) and
+Slack (auth.test, the token's scopes against manifest.yml, every approver, Socket Mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from bot.check.database import database_lines
+from bot.check.lines import Line, Mark, failed, passed, warning
+from bot.check.model import model_line
+from bot.check.slack import manifest_scopes, read_manifest, slack_lines
+from bot.config import ConfigError, Settings, load_settings
+
+__all__ = [
+    "Line",
+    "Mark",
+    "check_main",
+    "failed",
+    "manifest_scopes",
+    "passed",
+    "read_manifest",
+    "report",
+    "run_checks",
+    "warning",
+]
+
+
+def configuration_line(settings: Settings) -> Line:
+    source = (
+        str(settings.dbagent_config)
+        if settings.dbagent_config.exists()
+        else "the environment (no config file)"
+    )
+    count = len(settings.databases)
+    return passed(
+        "configuration",
+        f"{source}: {count} database{'s' if count != 1 else ''}, "
+        f"{len(settings.approvals.approvers)} approver(s)",
+    )
+
+
+async def state_line(settings: Settings) -> Line:
+    if settings.dbagent_state_url:
+        from bot.state import StateError
+        from bot.state.redis_db import RedisDb
+
+        try:
+            redis_db = await RedisDb.open(settings.dbagent_state_url)
+        except StateError as exc:
+            return failed(
+                "state",
+                str(exc),
+                "check DBAGENT_STATE_URL (redis://host:6379/0) and that Redis runs",
+            )
+        await redis_db.close()
+        return passed("state", f"Redis at {redis_db.where} answers")
+    directory = settings.dbagent_state_dir.resolve()
+    existing = directory
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not os.access(existing, os.W_OK):
+        return failed(
+            "state",
+            f"{directory} cannot be written",
+            "set DBAGENT_STATE_DIR to a directory the bot's user may write",
+        )
+    return passed("state", f"embedded SQLite at {directory}")
+
+
+async def run_checks(settings: Settings) -> list[Line]:
+    """Every check, in a fixed order, run concurrently where they do not depend on each other."""
+    database_checks = [database_lines(db, settings.limits) for db in settings.databases]
+    results = await asyncio.gather(*database_checks, model_line(settings), slack_lines(settings))
+    lines = [configuration_line(settings), await state_line(settings)]
+    if not settings.databases:
+        lines.append(
+            failed(
+                "databases",
+                "none configured",
+                "set DBAGENT_DATABASE_URL=mysql://user:password@host:3306/schema, or add a "
+                f"[[databases]] entry to {settings.dbagent_config}",
+            )
+        )
+    for result in results[: len(database_checks)]:
+        assert isinstance(result, list)
+        lines.extend(result)
+    model = results[len(database_checks)]
+    assert isinstance(model, Line)
+    lines.append(model)
+    slack = results[-1]
+    assert isinstance(slack, list)
+    lines.extend(slack)
+    return lines
+
+
+def report(lines: Sequence[Line], out: TextIO) -> int:
+    for line in lines:
+        out.write(line.render() + "\n")
+    failures = sum(line.mark is Mark.FAILED for line in lines)
+    warnings = sum(line.mark is Mark.WARNING for line in lines)
+    if failures:
+        out.write(f"{failures} check(s) failed, {warnings} warning(s)\n")
+        return 1
+    out.write(f"all checks passed, {warnings} warning(s)\n")
+    return 0
+
+
+async def check_main(argv: Sequence[str], out: TextIO | None = None) -> int:
+    stream = out or sys.stdout
+    if argv and argv[0] in ("-h", "--help"):
+        stream.write(
+            "usage: dbagent check\n\nChecks the configuration, every database, the model "
+            "server and Slack; exit status 0 only when none fails.\n"
+        )
+        return 0
+    try:
+        settings = load_settings()
+    except ConfigError as exc:
+        return report(
+            [
+                failed(
+                    "configuration",
+                    str(exc),
+                    "fix the line named, then run dbagent check again",
+                )
+            ],
+            stream,
+        )
+    return report(await run_checks(settings), stream)
