@@ -324,8 +324,14 @@ class Agent:
             if not await self.state.leases.held(session_id)
         ]
         found: list[Recovered] = []
-        for record in await self.executions.unfinished():
+        unfinished = await self.executions.unfinished()
+        # Told by the change's record, whichever of the processes starting at once claims it.
+        told = {record.session_id for record in unfinished}
+        for record in unfinished:
             if await self.state.leases.held(record.session_id):  # running on another replica
+                continue
+            # The claim first: of the processes starting at once, one reports it.
+            if not await self.executions.interrupt(record.id, OUTCOME_UNKNOWN):
                 continue
             item = interrupted_change(record, await self._rows_took_it(record))
             await self.audit.record(
@@ -341,9 +347,7 @@ class Agent:
                 execution_id=record.id,
             )
             await self._answer_interrupted_call(record, item.text)
-            await self.executions.interrupt(record.id, OUTCOME_UNKNOWN)
             found.append(item)
-        told = {item.session_id for item in found}
         dropped = await self.grants.drop_held()
         if found or dropped:
             log.warning(
@@ -352,9 +356,10 @@ class Agent:
                 dropped,
             )
         for session_id in running:
-            session = await self.sessions.load(session_id)
-            if session is not None and session.status is SessionStatus.RUNNING:
-                found.extend(await self._recover_run(session, told=session_id in told))
+            async with self._locks.hold(session_id):  # another process starting takes it once
+                session = await self.sessions.load(session_id)
+                if session is not None and session.status is SessionStatus.RUNNING:
+                    found.extend(await self._recover_run(session, told=session_id in told))
         return found
 
     async def _recover_run(self, session: Session, *, told: bool) -> list[Recovered]:

@@ -243,6 +243,7 @@ class Interrupted:
     applied: bool | None
     text: str
     undo_id: str | None = None  # set when it was applied and can be undone exactly
+    pending_id: str | None = None  # the approval whose card showed it
 
 
 # What `Agent.recover` found at start.

@@ -78,4 +78,5 @@ def interrupted_change(record: ExecutionRecord, by_rows: bool | None = None) -> 
         applied=applied,
         text=head + body,
         undo_id=record.undo_id if applied else None,
+        pending_id=record.pending_id,
     )

@@ -1,20 +1,37 @@
 """Approval cards and questions still showing buttons, per thread, so one that a newer
-message replaced (or answered) can say so.
+message replaced (or answered), or a restart cut off, can say so.
 
 A new message in a thread replaces the approval or question its run was waiting for (the
 agent drops the pending record); an input question is answered by the asker's next
 message. Without an update the message would keep live-looking buttons that can only say
-"already decided", or keep asking for a reply. Kept in memory: after a restart an old card
-or question keeps its buttons, and a click on it is answered privately.
+"already decided", or keep asking for a reply. Kept in the state store: whichever replica
+handles the thread's next message closes it, and it is still known after a restart.
+Closing takes the record first (one atomic step), so a message is updated once however
+many replicas or clicks race for it.
 """
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
-Item = TypeVar("Item")
+from bot.state import StateError
+from bot.state.posted import Kind, PostedMessage, PostedMessages
+
+log = logging.getLogger(__name__)
+
+
+class Shown(Protocol):
+    @property
+    def id(self) -> str: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+Item = TypeVar("Item", bound=Shown)
 
 
 @dataclass(frozen=True, slots=True)
@@ -25,31 +42,53 @@ class OpenMessage(Generic[Item]):
 
 
 class OpenMessages(Generic[Item]):
-    """The open message of one kind per session; `id_of` names the item it shows."""
+    """The open messages of one kind; `load` reads the item back from its JSON."""
 
-    def __init__(self, id_of: Callable[[Item], str]) -> None:
-        self._id_of = id_of
-        self._by_session: dict[str, OpenMessage[Item]] = {}
+    def __init__(
+        self,
+        posted: PostedMessages,
+        kind: Kind,
+        load: Callable[[dict[str, Any]], Item],
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._posted = posted
+        self._kind: Kind = kind
+        self._load = load
+        self._clock = clock
 
-    def get(self, session: str) -> OpenMessage[Item] | None:
-        return self._by_session.get(session)
+    async def remember(self, session: str, item: Item | None, channel: str, ts: str | None) -> None:
+        if item is None or ts is None:
+            return
+        message = PostedMessage(
+            kind=self._kind,
+            id=item.id,
+            session_id=session,
+            channel=channel,
+            ts=ts,
+            posted_at=self._clock(),
+            item=item.to_json(),
+        )
+        await self._posted.remember(message)
 
-    def remember(self, session: str, item: Item | None, channel: str, ts: str | None) -> None:
-        if item is not None and ts is not None:
-            self._by_session[session] = OpenMessage(item, channel, ts)
+    async def open_in(self, session: str) -> list[OpenMessage[Item]]:
+        return [self._open(message) for message in await self._posted.open_in(session, self._kind)]
 
-    def forget(self, session: str, item_id: str) -> None:
-        """A click decided it (and updated the message itself)."""
-        message = self._by_session.get(session)
-        if message is not None and self._id_of(message.item) == item_id:
-            del self._by_session[session]
+    async def get(self, item_id: str) -> OpenMessage[Item] | None:
+        message = await self._posted.get(self._kind, item_id)
+        return None if message is None else self._open(message)
 
-    def take_if_gone(
-        self, session: str, before: OpenMessage[Item] | None, *, still_open: bool
-    ) -> bool:
-        """After a run begun with `before` open: True (and forgotten) when its item is gone
-        and no click decided it, so the message is the caller's to close."""
-        if before is None or self._by_session.get(session) is not before or still_open:
-            return False
-        del self._by_session[session]
-        return True
+    async def take(self, item_id: str) -> OpenMessage[Item] | None:
+        """The message, forgotten, for the caller to update; None when someone else (a
+        click, another replica) took it first, or it is not known."""
+        message = await self._posted.take(self._kind, item_id)
+        return None if message is None else self._open(message)
+
+    async def forget(self, item_id: str) -> None:
+        """A click decided it (and updates the message itself)."""
+        try:
+            await self._posted.take(self._kind, item_id)
+        except StateError as exc:  # the click goes on; the record expires in its time
+            log.error("open %s %s not forgotten: %s", self._kind, item_id, exc)
+
+    def _open(self, message: PostedMessage) -> OpenMessage[Item]:
+        return OpenMessage(self._load(message.item), message.channel, message.ts)

@@ -95,7 +95,7 @@ async def answer_in_thread(
     question open before it (or, the asker's reply, answers an input question), which
     then says so. `poster` replaces the usual layout of the outcome."""
     session = thread.session_id
-    before = _OpenBefore.of(services, session) if replier is not None else None
+    before = await _OpenBefore.of(services, session) if replier is not None else None
     try:
         try:
             outcome = await run
@@ -114,41 +114,54 @@ async def answer_in_thread(
     finally:
         # Also when the bot is stopping and cancels the run: no status line is left behind.
         await status.clear()
-    if before is not None and replier is not None:
-        await before.close_if_gone(services, session, replier)
-    if isinstance(outcome, AwaitingApproval):
-        services.open_cards.remember(session, outcome.pending, thread.channel, delivered.card_ts)
-    if isinstance(outcome, AwaitingReply):
-        services.open_questions.remember(
-            session, outcome.question, thread.channel, delivered.question_ts
-        )
+    try:
+        if before is not None and replier is not None:
+            await before.close_if_gone(services, replier)
+        if isinstance(outcome, AwaitingApproval):
+            await services.open_cards.remember(
+                session, outcome.pending, thread.channel, delivered.card_ts
+            )
+        if isinstance(outcome, AwaitingReply):
+            await services.open_questions.remember(
+                session, outcome.question, thread.channel, delivered.question_ts
+            )
+    except StateError as exc:  # the answer is out; only the old buttons stay
+        log.error("open cards and questions of %s not kept: %s", session, exc)
 
 
 @dataclass(frozen=True, slots=True)
 class _OpenBefore:
-    card: OpenMessage[PendingApproval] | None
-    question: OpenMessage[Question] | None
+    cards: list[OpenMessage[PendingApproval]]
+    questions: list[OpenMessage[Question]]
 
     @classmethod
-    def of(cls, services: Services, session: str) -> _OpenBefore:
-        return cls(services.open_cards.get(session), services.open_questions.get(session))
+    async def of(cls, services: Services, session: str) -> _OpenBefore | None:
+        try:
+            cards = await services.open_cards.open_in(session)
+            questions = await services.open_questions.open_in(session)
+        except StateError as exc:
+            log.error("open cards and questions of %s unknown: %s", session, exc)
+            return None
+        return cls(cards, questions)
 
-    async def close_if_gone(self, services: Services, session: str, replier: str) -> None:
-        """After the run: say so on the card or question it made obsolete."""
-        card, open_question = self.card, self.question
-        if card is not None:
-            still_pending = await services.agent.pending(card.item.id) is not None
-            if services.open_cards.take_if_gone(session, card, still_open=still_pending):
+    async def close_if_gone(self, services: Services, replier: str) -> None:
+        """After the run: say so on each card or question it made obsolete. Taking the
+        record decides who updates the message: not a click that decided it meanwhile,
+        nor another replica."""
+        for card in self.cards:
+            if await services.agent.pending(card.item.id) is not None:
+                continue
+            if await services.open_cards.take(card.item.id) is not None:
                 gone = approval_card.superseded_card(card.item)
                 await delivery.update(services.client, card.channel, card.ts, gone)
-        if open_question is not None:
+        for open_question in self.questions:
             asked = open_question.item
-            still_open = await services.agent.question(asked.id) is not None
-            if services.open_questions.take_if_gone(session, open_question, still_open=still_open):
-                if asked.kind == "input" and replier == asked.requester:
-                    gone = question.replied_question(asked, replier)
-                else:
-                    gone = question.closed_question(asked)
-                await delivery.update(
-                    services.client, open_question.channel, open_question.ts, gone
-                )
+            if await services.agent.question(asked.id) is not None:
+                continue
+            if await services.open_questions.take(asked.id) is None:
+                continue
+            if asked.kind == "input" and replier == asked.requester:
+                gone = question.replied_question(asked, replier)
+            else:
+                gone = question.closed_question(asked)
+            await delivery.update(services.client, open_question.channel, open_question.ts, gone)

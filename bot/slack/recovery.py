@@ -1,7 +1,8 @@
 """At start, what the last process left going is taken up in its thread, plainly.
 
 - An approved change it stopped while it ran (`Interrupted`): what was running, where, that
-  it may or may not have been applied, and how to check (the agent's words). Never re-run.
+  it may or may not have been applied, and how to check (the agent's words); the card it
+  was approved on shows the same, without its buttons. Never re-run.
 - A run cut off while it was reading or thinking (`RunResumable`): resumed in its thread.
 - A run cut off while a call that may change data was outstanding, with no write-ahead
   record of it (`RunInterrupted`): what was running and what to check. Never re-run.
@@ -17,10 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from bot.agent.outcomes import Interrupted, Recovered, RunInterrupted, RunResumable
 from bot.slack import delivery, mrkdwn, outcome
+from bot.slack.blocks import approval_card
 from bot.slack.blocks.common import markdown_section
 from bot.slack.blocks.messages import answer_message
 from bot.slack.sessions import Job, Thread
 from bot.slack.status_line import StatusLine
+from bot.state import StateError
 
 if TYPE_CHECKING:
     from bot.slack.services import Services
@@ -46,10 +49,27 @@ async def tell_interrupted(services: Services, interrupted: Iterable[Recovered])
         except ValueError:
             log.warning("interrupted change without a Slack thread (%s)", item.session_id)
             continue
+        await close_card(services, item)
         message = interrupted_message(item.text)
         if await delivery.post(services.client, thread, message) is not None:
             told += 1
     return told
+
+
+async def close_card(services: Services, item: Interrupted) -> None:
+    """The card the change was approved on shows what became of it, without buttons."""
+    if item.pending_id is None:
+        return
+    try:
+        card = await services.deciding_cards.take(item.pending_id)
+        if card is None:
+            card = await services.open_cards.take(item.pending_id)
+    except StateError as exc:
+        log.error("card of interrupted change %s not found: %s", item.execution_id, exc)
+        return
+    if card is not None:
+        account = approval_card.interrupted_card(card.item, item.applied, item.text)
+        await delivery.update(services.client, card.channel, card.ts, account)
 
 
 def run_interrupted_message(item: RunInterrupted) -> str:

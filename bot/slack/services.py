@@ -39,9 +39,10 @@ class Services:
     dedupe: Dedupe
     known: KnownSessions
     proposals: Proposals
+    open_cards: OpenMessages[PendingApproval]  # cards still showing buttons (in the store)
+    open_questions: OpenMessages[Question]
+    deciding_cards: OpenMessages[PendingApproval]  # clicked; the decision still runs
     queues: SessionQueues = field(default_factory=SessionQueues)
-    open_cards: OpenMessages[PendingApproval] = field(default_factory=lambda: OpenMessages(_id))
-    open_questions: OpenMessages[Question] = field(default_factory=lambda: OpenMessages(_id))
     status_grace_s: float = STATUS_GRACE_S
     capabilities: Capabilities = field(default_factory=Capabilities)
     turns: RunningTurns = field(default_factory=RunningTurns)
@@ -63,11 +64,12 @@ class Services:
             proposals=Proposals(
                 state.proposals, settings.databases, max_sql_chars=settings.limits.max_sql_chars
             ),
+            open_cards=OpenMessages(state.posted, "card", PendingApproval.from_json, state.clock),
+            open_questions=OpenMessages(state.posted, "question", Question.from_json, state.clock),
+            deciding_cards=OpenMessages(
+                state.posted, "deciding", PendingApproval.from_json, state.clock
+            ),
         )
-
-
-def _id(item: PendingApproval | Question) -> str:
-    return item.id
 
 
 def services_of(context: dict[str, Any]) -> Services:

@@ -102,6 +102,11 @@ MEMBERSHIP_UNKNOWN = (
     "was done. Please click again in a minute."
 )
 APPROVAL_EXPIRED = "This approval request expired before anyone decided; nothing was done."
+CARD_CLOSED = (
+    "it was decided, replaced by a newer message, or the bot stopped while deciding it. "
+    "This card runs nothing any more; the thread and the audit log (`python -m bot audit`) "
+    "say what became of it."
+)
 ALREADY_DECIDED = (
     "This request is no longer pending (it was decided, or a newer message replaced it); "
     "nothing was done."

@@ -47,6 +47,7 @@ class ExecutionRecord:
     outcome: str = ""
     finished_at: float | None = None
     undo_id: str | None = None
+    pending_id: str | None = None  # the approval card's record the grant came from
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "phase": self.phase.value}
@@ -93,8 +94,9 @@ class ExecutionTable(ABC):
     async def get(self, execution_id: str) -> Record | None: ...
 
     @abstractmethod
-    async def change(self, execution_id: str, change: Callable[[Record], Record]) -> None:
-        """Replace the record with `change(record)` atomically; nothing when it is gone."""
+    async def change(self, execution_id: str, change: Callable[[Record], Record | None]) -> bool:
+        """Replace the record with `change(record)` atomically; nothing when it is gone or
+        `change` returns None. True when it was replaced."""
 
     @abstractmethod
     async def open(self) -> list[Record]:
@@ -138,11 +140,21 @@ class Executions:
         got), oldest first."""
         return [ExecutionRecord.from_json(data) for data in await self._table.open()]
 
-    async def interrupt(self, execution_id: str, outcome: str) -> None:
-        """The record of a change a stop cut off: interrupted, never re-run."""
-        await self._update(
-            execution_id, phase=Phase.INTERRUPTED, outcome=outcome, finished_at=self._clock()
-        )
+    async def interrupt(self, execution_id: str, outcome: str) -> bool:
+        """The record of a change a stop cut off: interrupted, never re-run. The claim of its
+        report: True for the one caller (of every process starting at once) that moved it
+        out of executing or committing; False when it was not open any more."""
+
+        def change(data: Record) -> Record | None:
+            record = ExecutionRecord.from_json(data)
+            if record.phase.value not in OPEN_PHASES:
+                return None
+            interrupted = replace(
+                record, phase=Phase.INTERRUPTED, outcome=outcome, finished_at=self._clock()
+            )
+            return interrupted.to_json()
+
+        return await self._table.change(execution_id, change)
 
     async def save_undo(self, record: UndoRecord) -> None:
         await self._undo.put(record.id, record.created_at, record.to_json())
@@ -158,7 +170,7 @@ class Executions:
         return await self._undo.prune(created_before, limit)
 
     async def _update(self, execution_id: str, **changes: Any) -> None:
-        def change(data: Record) -> Record:
+        def change(data: Record) -> Record | None:
             return replace(ExecutionRecord.from_json(data), **changes).to_json()
 
         await self._table.change(execution_id, change)
@@ -186,20 +198,23 @@ class SqliteExecutionTable(ExecutionTable):
         )
         return None if row is None else decode(row[0], f"executions/{execution_id}")
 
-    async def change(self, execution_id: str, change: Callable[[Record], Record]) -> None:
-        def update(connection: sqlite3.Connection) -> None:
+    async def change(self, execution_id: str, change: Callable[[Record], Record | None]) -> bool:
+        def update(connection: sqlite3.Connection) -> bool:
             row = connection.execute(
                 "SELECT data FROM executions WHERE id = ?", (execution_id,)
             ).fetchone()
             if row is None:
-                return
+                return False
             record = change(decode(row[0], f"executions/{execution_id}"))
+            if record is None:
+                return False
             connection.execute(
                 "UPDATE executions SET phase = ?, data = ? WHERE id = ?",
                 (record["phase"], encode(record), execution_id),
             )
+            return True
 
-        await self._db.write(update)
+        return await self._db.write(update)
 
     async def open(self) -> list[Record]:
         rows = await self._db.read(
@@ -255,18 +270,23 @@ class RedisExecutionTable(ExecutionTable):
         text = await self._db.run(lambda c: c.get(self._key(execution_id)))
         return None if text is None else decode(text, f"executions/{execution_id}")
 
-    async def change(self, execution_id: str, change: Callable[[Record], Record]) -> None:
+    async def change(self, execution_id: str, change: Callable[[Record], Record | None]) -> bool:
         key = self._key(execution_id)
 
-        async def update(pipe: Pipeline) -> None:
+        async def update(pipe: Pipeline) -> bool:
             text = await pipe.get(key)  # WATCHed: a change meanwhile runs this again
             if text is None:
-                return
+                return False
             record = change(decode(text, f"executions/{execution_id}"))
+            if record is None:
+                return False
             pipe.multi()
             self._write(pipe, record)
+            return True
 
-        await self._db.run(lambda c: c.transaction(update, key))
+        return bool(
+            await self._db.run(lambda c: c.transaction(update, key, value_from_callable=True))
+        )
 
     async def open(self) -> list[Record]:
         ids = await self._db.run(lambda c: c.zrange(self._open, 0, -1))

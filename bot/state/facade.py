@@ -20,6 +20,7 @@ from bot.state.executions import Executions, RedisExecutionTable, SqliteExecutio
 from bot.state.grants import Grants, RedisGrantTable, SqliteGrantTable
 from bot.state.leases import LocalLeases, RedisLeases, SessionLeases
 from bot.state.pending import PendingApprovals
+from bot.state.posted import PostedMessages, RedisPostedTable, SqlitePostedTable
 from bot.state.proposals import Proposals
 from bot.state.questions import Questions
 from bot.state.records import RedisRecordTable, SqliteRecordTable
@@ -45,6 +46,7 @@ class State:
     audit: AuditLog
     executions: Executions  # write-ahead records of approved changes, and before-images
     leases: SessionLeases  # a session's runs never overlap, in this process or any other
+    posted: PostedMessages  # cards and questions still showing buttons, for every replica
     backend: SqliteDb | RedisDb
     lifetimes: Lifetimes
     clock: Clock = time.time
@@ -114,6 +116,7 @@ def _sqlite_state(
         audit=AuditLog(SqliteAuditTable(db), AuditJournal(directory / JOURNAL_FILE), clock),
         executions=Executions(SqliteExecutionTable(db), SqliteRecordTable(db, "undo"), clock),
         leases=LocalLeases(),
+        posted=PostedMessages(SqlitePostedTable(db)),
         backend=db,
         lifetimes=kept,
         clock=clock,
@@ -137,6 +140,7 @@ def _redis_state(
             clock,
         ),
         leases=RedisLeases(db),
+        posted=PostedMessages(RedisPostedTable(db, kept["posted"])),
         backend=db,
         lifetimes=kept,
         clock=clock,

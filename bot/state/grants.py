@@ -41,6 +41,7 @@ class GrantClaim:
     scope: GrantScope
     approver: str
     bounds: tuple[int | None, ...] | None
+    pending_id: str | None = None  # the approval (its card) the grant came from
 
 
 def sql_digest(sql: str) -> str:
@@ -92,6 +93,7 @@ class Grants:
         scope: GrantScope,
         approver: str,
         bounds: Sequence[int | None] | None = None,
+        pending_id: str | None = None,
     ) -> dict[str, Any]:
         now = self._clock()
         ttl = (
@@ -111,6 +113,7 @@ class Grants:
             "expires_at": now + ttl,
             # The most rows each statement may change: what the approver saw on the card.
             "bounds": None if bounds is None else list(bounds),
+            "pending_id": pending_id,
         }
         await self._table.add(grant)
         return grant
@@ -133,6 +136,7 @@ class Grants:
             scope=GrantScope(grant["scope"]),
             approver=grant["approver"],
             bounds=None if bounds is None else tuple(bounds),
+            pending_id=grant.get("pending_id"),
         )
 
     async def release(self, grant_id: str) -> None:

@@ -51,6 +51,7 @@ def lifetimes(retention: Retention, limits: Limits) -> Lifetimes:
         "audit": days_to_seconds(retention.audit_days),
         "executions": days_to_seconds(retention.audit_days),  # the audit's write-ahead side
         "undo": short,  # what an Undo button puts back lives as long as the button
+        "posted": short,  # the messages whose buttons show those records
     }
 
 
@@ -85,6 +86,7 @@ class Pruner:
             "pending": state.pending.prune,
             "executions": state.executions.prune,
             "undo": state.executions.prune_undo,
+            "posted": state.posted.prune,
         }
         for kind, prune in prunes.items():
             seconds = kept[kind]

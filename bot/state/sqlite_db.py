@@ -74,6 +74,11 @@ CREATE INDEX IF NOT EXISTS grants_by_expiry ON grants (expires_at);
 CREATE TABLE IF NOT EXISTS audit (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, time REAL NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS audit_by_time ON audit (time);
+CREATE TABLE IF NOT EXISTS posted (
+    kind TEXT NOT NULL, id TEXT NOT NULL, session_id TEXT NOT NULL, posted_at REAL NOT NULL,
+    data TEXT NOT NULL, PRIMARY KEY (kind, id));
+CREATE INDEX IF NOT EXISTS posted_by_session ON posted (session_id, kind, posted_at);
+CREATE INDEX IF NOT EXISTS posted_by_age ON posted (posted_at);
 """
 
 

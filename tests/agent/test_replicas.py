@@ -4,15 +4,18 @@ approval clicked on both runs the change once, and the thread's history stays wh
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot.agent import Agent, AlreadyDecided, Answer, AwaitingApproval, Skills, build_model_client
+from bot.agent.sessions import SessionStatus
 from bot.config import Mode
 from bot.db import DatabaseRegistry
 from bot.state import GrantScope, open_state
+from bot.state.executions import ExecutionRecord
 from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, make_settings, query
 from tests.fakes.model_server import FakeModelServer, call, calls, say
 
@@ -94,3 +97,44 @@ async def test_messages_of_one_thread_on_two_replicas_are_both_answered_in_order
     assert sorted(users) == ["first", "second"] and assistants == ["one", "two"]
     # Whole turns, one after the other: neither run lost the other's exchange.
     assert [m["role"] for m in session.messages] == ["user", "assistant", "user", "assistant"]
+
+
+async def test_workers_starting_at_once_report_a_cut_off_change_once(
+    replicas: list[Agent],
+) -> None:
+    """`serve --workers N`: every worker runs recovery as it starts."""
+    first, second = replicas
+    await first.state.executions.begin(
+        ExecutionRecord(
+            id="cut-off",
+            session_id=SESSION,
+            database=STAGING,
+            environment="staging",
+            sql=BUMP_10,
+            requester=REQUESTER.user_id,
+            approver=APPROVER,
+            grant_id="g1",
+            transactional=True,
+            started_at=time.time(),
+            pending_id="p1",
+        )
+    )
+    found = await asyncio.gather(first.recover(), second.recover())
+    (item,) = [item for items in found for item in items]
+    assert (item.execution_id, item.pending_id) == ("cut-off", "p1")
+    unknown = [r for r in await first.audit.since(None) if r["outcome"].startswith("outcome unk")]
+    assert len(unknown) == 1
+
+
+async def test_workers_starting_at_once_take_up_a_cut_off_run_once(
+    replicas: list[Agent], model_server: FakeModelServer
+) -> None:
+    first, second = replicas
+    model_server.script(say("Hello."))
+    await first.handle_message(SESSION, "hi", requester=REQUESTER, mode=Mode.AGENT)
+    session = await first.session(SESSION)
+    assert session is not None
+    session.status = SessionStatus.RUNNING  # as a process killed while thinking leaves it
+    await first.sessions.save(session)
+    found = await asyncio.gather(first.recover(), second.recover())
+    assert [type(item).__name__ for items in found for item in items] == ["RunResumable"]

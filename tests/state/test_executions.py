@@ -93,3 +93,15 @@ async def test_finished_records_are_pruned_with_the_audit_and_open_ones_stay(
     if not state.shared:  # Redis expires finished records by itself
         assert await state.executions.get("done") is None
     assert [r.id for r in await state.executions.unfinished()] == ["open"]
+
+
+async def test_an_unfinished_record_is_interrupted_by_one_of_the_processes_starting_at_once(
+    state: State,
+) -> None:
+    await state.executions.begin(record("e1"))
+    claims = await asyncio.gather(
+        *(state.executions.interrupt("e1", "outcome unknown") for _ in range(10))
+    )
+    assert claims.count(True) == 1
+    assert not await state.executions.interrupt("e1", "outcome unknown")  # reported already
+    assert (await state.executions.get("e1")).phase is Phase.INTERRUPTED

@@ -79,7 +79,9 @@ async def mint_grant(
 ) -> None:
     """The grant an approval gives: this SQL, this session, within the card's row counts."""
     bounds = await approved_bounds(settings, pending)
-    await grants.mint(pending.session_id, pending.database, pending.sql, scope, approver, bounds)
+    await grants.mint(
+        pending.session_id, pending.database, pending.sql, scope, approver, bounds, pending.id
+    )
 
 
 def _write_ahead_record(
@@ -95,6 +97,8 @@ def _write_ahead_record(
         approver=context.approver or claim.approver,
         grant_id=claim.id,
         transactional=transactional,
+        # Only the run the click started shows on that card; a thread grant used again does not.
+        pending_id=claim.pending_id if context.approver else None,
         started_at=time.time(),
     )
 

@@ -244,6 +244,45 @@ def superseded_card(pending: PendingApproval, *, expired: bool = False) -> dict[
     return {"text": f"No longer pending: {why}", "blocks": blocks}
 
 
+def closed_card(pending: PendingApproval) -> dict[str, Any]:
+    """The card of an approval that is gone though the card never showed a decision: the
+    bot stopped while it was being decided, or the request was dropped. Whether its change
+    ran is not known here, so the card does not say it did not."""
+    why = strings.CARD_CLOSED
+    blocks = [
+        {"type": "header", "text": plain(":heavy_minus_sign: No longer pending")},
+        _facts(pending),
+        *_sql_blocks(pending),
+        markdown_section(f":heavy_minus_sign: *No longer pending:* {why}"),
+    ]
+    return {"text": f"No longer pending: {why}", "blocks": blocks}
+
+
+def interrupted_card(
+    pending: PendingApproval, applied: bool | None, account: str
+) -> dict[str, Any]:
+    """The card of an approved change the bot stopped while it ran, once the restart knows
+    what can be known (`account`, the agent's words); no buttons: it is never re-run."""
+    if applied is None:
+        icon, title = ":warning:", "Outcome unknown"
+    elif applied:
+        icon, title = ":white_check_mark:", "Applied (the bot stopped while it ran)"
+    else:
+        icon, title = ":heavy_minus_sign:", "Not applied (the bot stopped while it ran)"
+    body, _ = mrkdwn.truncate(mrkdwn.shown(account), 2_900)
+    blocks = [
+        {"type": "header", "text": plain(f"{icon} {title}")},
+        _facts(pending),
+        *_sql_blocks(pending),
+        markdown_section(body),
+    ]
+    return {
+        # Short: the account itself is told in the thread (and shown in the blocks).
+        "text": mrkdwn.escape(f"{title}: {pending.risk} on {pending.database}"),
+        "blocks": blocks,
+    }
+
+
 def decided_card(decision: ApprovalDecision) -> dict[str, Any]:
     """The card after the decision: who, when, the outcome; no approval buttons. A change
     that can be undone exactly carries an Undo button (its value: the undo record's id);

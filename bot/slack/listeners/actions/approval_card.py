@@ -9,6 +9,7 @@ double click or a replayed payload does nothing.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -32,10 +33,12 @@ from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
 from bot.slack.blocks.working import stopped_card
 from bot.slack.clicks import Click, tell_clicker
 from bot.slack.live import LiveProgress
+from bot.slack.open_messages import OpenMessage
 from bot.slack.outcome import Delivered, answer_in_thread
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
 from bot.slack.streamed import deliver_streamed
+from bot.state import StateError
 from bot.state.grants import GrantScope
 
 log = logging.getLogger(__name__)
@@ -82,6 +85,7 @@ async def handle_click(services: Services, click: Click) -> None:
     pending = await services.agent.pending(click.value)
     if pending is None:
         await tell_clicker(services, click, ALREADY_DECIDED)
+        await close_orphaned_card(services, click)
         return
     thread = Thread.from_session_id(pending.session_id)
 
@@ -107,7 +111,7 @@ async def decide(
 
     async def on_decided(decision: ApprovalDecision) -> None:
         decided.append(decision)
-        services.open_cards.forget(thread.session_id, decision.pending.id)
+        await services.deciding_cards.forget(decision.pending.id)
         card = approval_card.decided_card(decision)
         if not await delivery.update(client, click.channel, click.message_ts, card):
             # The card still asks for a decision that was made (and maybe ran): say what
@@ -165,14 +169,76 @@ async def decide(
 
     services.turns.begin(thread.session_id, pending.requester)
     status.allow_stop()
+    await _deciding(services, pending.id)
+    cut_off = False
     try:
         await answer_in_thread(services, thread, status, run(), what="decision", poster=poster)
         stopper = services.turns.stopped_by(thread.session_id)
         if stopper is not None and not decided and click.action_id != DENY:
             card = stopped_card(pending, click.user, SCOPES[click.action_id], stopper)
             await delivery.update(client, click.channel, click.message_ts, card)
+    except asyncio.CancelledError:
+        cut_off = True  # the bot stops: the restart shows on the card what became of it
+        raise
     finally:
         services.turns.end(thread.session_id)
+        if not cut_off:
+            await _decided(services, pending.id)
+
+
+async def _deciding(services: Services, pending_id: str) -> None:
+    """While the decision runs its card is not open: a newer message does not call it
+    replaced, a click meanwhile does not close it, and after a crash the restart finds it
+    by its approval to show what became of the change."""
+    try:
+        card = await services.open_cards.take(pending_id)
+        if card is not None:
+            await services.deciding_cards.remember(
+                card.item.session_id, card.item, card.channel, card.ts
+            )
+    except StateError as exc:
+        log.error("card of approval %s not marked deciding: %s", pending_id, exc)
+
+
+async def _decided(services: Services, pending_id: str) -> None:
+    """The decision ended: a card still waiting for approvers (four eyes, a refused self
+    approval) is open again; any other was updated by the decision."""
+    try:
+        card = await services.deciding_cards.take(pending_id)
+        if card is None:
+            return
+        current = await services.agent.pending(pending_id)
+        if current is not None:
+            await services.open_cards.remember(current.session_id, current, card.channel, card.ts)
+    except StateError as exc:
+        log.error("card of approval %s not reopened: %s", pending_id, exc)
+
+
+async def close_orphaned_card(services: Services, click: Click) -> None:
+    """A click on a card whose approval is gone while no decision of it runs (the bot
+    stopped before it ran, or it was dropped): its buttons go, so nobody clicks again."""
+    try:
+        card = await services.open_cards.take(click.value)
+        if card is None:
+            card = await _orphaned_decision(services, click.value)
+    except StateError as exc:
+        log.error("card of approval %s not closed: %s", click.value, exc)
+        return
+    if card is not None:
+        gone = approval_card.closed_card(card.item)
+        await delivery.update(services.client, card.channel, card.ts, gone)
+
+
+async def _orphaned_decision(
+    services: Services, pending_id: str
+) -> OpenMessage[PendingApproval] | None:
+    deciding = await services.deciding_cards.get(pending_id)
+    if deciding is None:
+        return None
+    session = deciding.item.session_id
+    if services.queues.busy(session) or await services.state.leases.held(session):
+        return None  # the decision runs now, here or on another replica
+    return await services.deciding_cards.take(pending_id)
 
 
 def counted(approvals: int, required: int) -> str:

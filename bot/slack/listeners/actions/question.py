@@ -100,7 +100,7 @@ async def answer(
         return  # told when clicked; the stored question does not change
     asked: Question = question
     option = asked.options[index]
-    services.open_questions.forget(thread.session_id, asked.id)
+    await services.open_questions.forget(asked.id)
     # The buttons go at once, before the (maybe long) rest of the run.
     answered = question_blocks.answered_question(asked, option.label, click.user)
     await delivery.update(client, click.channel, click.message_ts, answered)
