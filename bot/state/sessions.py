@@ -7,7 +7,6 @@ indexes the status (a restart looks up the runs left `running`) and the last upd
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from abc import ABC, abstractmethod
 
@@ -55,26 +54,20 @@ class SqliteSessions(Sessions):
         self._db = db
 
     async def get(self, session_id: str) -> Record | None:
-        # Decoded on the store's thread: a long history costs the event loop nothing.
-        def select(c: sqlite3.Connection) -> Record | None:
-            row = c.execute("SELECT data FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            return None if row is None else decode(row[0], f"sessions/{session_id}")
-
-        return await self._db.read(select)
+        row = await self._db.read(
+            lambda c: c.execute("SELECT data FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        )
+        return None if row is None else decode(row[0], f"sessions/{session_id}")
 
     async def save(self, record: Record) -> None:
-        # Encoded on the store's thread, from a copy of the record's top level and of its
-        # lists taken here: the caller may append to the history while the write runs.
-        snapshot = {k: list(v) if isinstance(v, list) else v for k, v in record.items()}
-
-        def insert(c: sqlite3.Connection) -> None:
-            c.execute(
+        values = _fields(record)
+        await self._db.write(
+            lambda c: c.execute(
                 "INSERT OR REPLACE INTO sessions (id, status, updated_at, data) "
                 "VALUES (?, ?, ?, ?)",
-                _fields(snapshot),
+                values,
             )
-
-        await self._db.write(insert)
+        )
 
     async def exists(self, session_id: str) -> bool:
         row = await self._db.read(
