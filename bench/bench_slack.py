@@ -55,7 +55,7 @@ if __package__ in (None, ""):  # run as a script: make `bot` and `tests` importa
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.datasets import connect, schema_url
-from bot.agent.model import ModelClient, ModelError
+from bot.agent.model import ModelClient, ModelError, completion_request
 from bot.agent.streaming import read_stream, turn_from_completion
 from bot.agent.turns import JsonObject, ModelTurn
 from bot.app import build_app as build_parts
@@ -229,12 +229,7 @@ class AiohttpModelClient(ModelClient):
         stream: bool | None = None,
     ) -> ModelTurn:
         streaming = self.stream if stream is None else stream
-        request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
-        if tools:
-            request["tools"] = list(tools)
-        if streaming:
-            request["stream"] = True
-            request["stream_options"] = {"include_usage": True}
+        request = completion_request(self.model, messages, tools, streaming=streaming)
         async with self._session.post(self._url, json=request, headers=self._headers) as response:
             if response.status != 200:
                 raise ModelError(f"the model server failed with HTTP {response.status}")

@@ -25,7 +25,9 @@ from dataclasses import dataclass
 
 from bot.config import DatabaseConfig, Environment
 from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
+from bot.sql.lexical import first_foreign_space, has_executable_comment
 from bot.sql.risk import Classification, Risk
+from bot.sql.statements import changes_how_sql_is_read, switches_checks, texts_it_runs
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +66,44 @@ HIDDEN_TRIGGERS = (
     "Blocked: the database account may not see the triggers on {schema} (it lacks the TRIGGER "
     "privilege there), so what the change fires is not known. Grant TRIGGER on the schema to "
     "the bot's account."
+)
+FOREIGN_SPACE = (
+    "Blocked: the SQL holds {code} outside quotes. The server reads it as part of a name, not "
+    "as a space, so it would run on other tables than it seems to name. Type plain spaces."
+)
+HIDDEN_BY_COMMENT = (
+    "Blocked: statement {number} ({kind}) holds an executable comment (/*! … */ or "
+    "/*M! … */), which the server runs or skips by its version: the card could not show what "
+    "it changes, nor could its rows be bounded. Send it without the comment."
+)
+REREAD = (
+    "Blocked: statement {number} sets {setting}, which changes how the server reads or "
+    "checks the statements after it, so they would not run as they were judged and shown. "
+    "Send it on its own."
+)
+PROGRAM_SETTING = (
+    "Blocked: statement {number} runs a stored program that changes a setting the statements "
+    "after it are read or checked by ({ways}), so they would not run as they were judged and "
+    "shown. Send it on its own."
+)
+UNCHECKED = (
+    "Blocked: statement {number} runs with {setting} off, so the cascades and checks the "
+    "card shows would not happen. Send it without SET STATEMENT."
+)
+IMPLICIT_COMMIT = (
+    "Blocked: {what} runs DDL, which MySQL/MariaDB commit implicitly: the approved call's "
+    "transaction could neither bound nor roll it back. Run the DDL itself instead."
+)
+# Kinds whose statements are DDL by what they are; any other kind rated DDL got there
+# through an executable comment.
+_DDL_WORDS = frozenset(
+    {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "OPTIMIZE", "ANALYZE", "REPAIR", "CHECK"}
+)
+HIDDEN_KEYS = (
+    "Blocked: the database account may not see the foreign keys other schemas' tables hold "
+    "on {schema} (information_schema lists a key only to holders of a privilege on its "
+    "table), so where the change cascades is not known. Grant the bot's account a table "
+    "privilege on *.* that lets it write nothing, such as REFERENCES."
 )
 # The classifier's target schema for statements that reach beyond any one database.
 SERVER_WIDE = "*"
@@ -115,6 +155,43 @@ def _foreign_reads(
     return foreign
 
 
+def _not_as_judged(classification: Classification) -> str | None:
+    """Why a statement might not run the way it was judged and counted, or None."""
+    statements = classification.statements
+    for number, statement in enumerate(statements, 1):
+        if statement.risk is Risk.READ_ONLY:
+            continue
+        first_word = statement.kind.split(" ", 1)[0]
+        # What EXECUTE IMMEDIATE '…' or PREPARE '…' hands the server counts as written out.
+        # The checks are cheap to skip: a long script must not hold the event loop here.
+        dynamic = first_word in ("EXECUTE", "PREPARE")
+        for text in texts_it_runs(statement.text) if dynamic else (statement.text,):
+            commented = "/*" in text and has_executable_comment(text)
+            if first_word not in _DDL_WORDS and commented:
+                return HIDDEN_BY_COMMENT.format(number=number, kind=statement.kind)
+            if not dynamic and first_word != "SET":
+                continue
+            setting = changes_how_sql_is_read(text) if number < len(statements) else None
+            if setting is not None:
+                return REREAD.format(number=number, setting=setting)
+            setting = switches_checks(text)
+            if setting is not None:
+                return UNCHECKED.format(number=number, setting=setting)
+    return None
+
+
+def _settings(found: tuple[Reached, ...]) -> str | None:
+    for number, statement in enumerate(found[:-1], 1):
+        if statement.settings:
+            return PROGRAM_SETTING.format(number=number, ways=_unique(list(statement.settings)))
+    return None
+
+
+def _commits(found: tuple[Reached, ...]) -> str | None:
+    ways = [way for statement in found for way in statement.commits]
+    return IMPLICIT_COMMIT.format(what=_unique(ways)) if ways else None
+
+
 def _unique(names: list[str]) -> str:
     return ", ".join(dict.fromkeys(names))
 
@@ -128,10 +205,17 @@ def decide(
 ) -> Decision:
     if not classification.statements:
         return Refused(NO_STATEMENT)
+    space = first_foreign_space(classification.sql)
+    if space is not None:
+        return Refused(FOREIGN_SPACE.format(code=f"U+{ord(space):04X}"))
     risk = classification.risk
     if risk is Risk.TRANSACTION:
         return Refused(TRANSACTION_CONTROL)
     found = reached(classification, reach)
+    # Before the reads: a statement read otherwise than judged is refused for what it is.
+    hidden = _not_as_judged(classification)
+    if hidden is not None:
+        return Refused(hidden)
     own = database.schema_name or "(none configured)"
     foreign_reads = _foreign_reads(found, reach, database)
     if foreign_reads:
@@ -149,12 +233,17 @@ def decide(
         return Refused(UNREAD_PROGRAMS)
     if not reach.triggers_visible and any(s.risk is Risk.WRITE for s in classification.statements):
         return Refused(HIDDEN_TRIGGERS.format(schema=own))
+    if not reach.keys_visible and any(s.risk is Risk.WRITE for s in classification.statements):
+        return Refused(HIDDEN_KEYS.format(schema=own))
     foreign = _foreign_writes(found, reach)
     if foreign:
         return Refused(
             f"Blocked: the statement changes {_unique(foreign)}, outside {database.name}'s own "
             f"schema {own}; changes are allowed only in the database's own schema."
         )
+    commits = _commits(found) or _settings(found)
+    if commits is not None:
+        return Refused(commits)
     if granted:
         return Run(read_only=False)
     why = "; ".join(classification.reasons) or f"{risk.value} statement"

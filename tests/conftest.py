@@ -9,6 +9,7 @@ import os
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import NoReturn
 
 import asyncmy
 import pytest
@@ -44,6 +45,13 @@ async def _probe(url: str) -> tuple[bool, str]:
     return True, ""
 
 
+def unavailable(message: str) -> NoReturn:
+    """A service the tests need is down: a failure in CI, a loud skip on a developer's machine."""
+    if os.environ.get("CI") == "true":
+        pytest.fail(message)
+    pytest.skip(f"!!! SKIPPED: {message}")
+
+
 @pytest.fixture
 async def mysql_url() -> str:
     """URL of the test MariaDB (DBAGENT_TEST_MYSQL_URL, default root@127.0.0.1:3306/test)."""
@@ -52,9 +60,7 @@ async def mysql_url() -> str:
         _reachable, _reason = await _probe(MYSQL_URL)
     if not _reachable:
         message = f"MariaDB at {ConnectionTarget.parse(MYSQL_URL)} is unreachable ({_reason})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(f"!!! SKIPPED: {message}")
+        unavailable(message)
     return MYSQL_URL
 
 
@@ -123,9 +129,7 @@ async def redis_url() -> str:
         _redis_reachable, _redis_reason = await _probe_redis(REDIS_URL)
     if not _redis_reachable:
         message = f"Redis at {REDIS_URL} is unreachable ({_redis_reason})"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(f"!!! SKIPPED: {message}")
+        unavailable(message)
     return REDIS_URL
 
 

@@ -392,6 +392,128 @@ REACH_TABLE = [
         "",
         "an in-schema cascade is shown, not refused",
     ),
+    (
+        "UPDATE t SET a = 1; CALL p(); INSERT INTO t VALUES (1)",
+        server(routines=(routine("p", "CREATE TABLE made (id INT)"),)),
+        Refused,
+        "commit implicitly",
+        "a procedure running DDL commits the changes before it in the call",
+    ),
+    (
+        "CALL p()",
+        server(routines=(routine("p", "ALTER TABLE t ADD COLUMN b INT"),)),
+        Refused,
+        "commit implicitly",
+        "alone too: the bounded transaction could not roll its DDL back",
+    ),
+    (
+        "UPDATE t SET a = 1 WHERE id = 1 /*! OR 1 = 1 */",
+        server(),
+        Refused,
+        "executable comment",
+        "the card counts rows without the comment; the server runs it",
+    ),
+    (
+        "DELETE FROM t /*M!999999 ; DROP TABLE t */",
+        server(),
+        Refused,
+        "executable comment",
+        "a comment the server skips makes a DELETE DDL, which runs unbounded",
+    ),
+    (
+        "CREATE TABLE t (id INT) /*!50100 PARTITION BY HASH (id) */",
+        server(),
+        Run,
+        "",
+        "DDL as SHOW CREATE TABLE prints it keeps its comment: DDL runs unbounded anyway",
+    ),
+    (
+        "SET sql_mode = 'NO_BACKSLASH_ESCAPES'; UPDATE t SET a = 'x\\' WHERE id = 1",
+        server(),
+        Refused,
+        "SQL_MODE",
+        "the UPDATE after it would be read by other rules than the classifier's",
+    ),
+    (
+        "SET NAMES sjis; UPDATE t SET a = 1",
+        server(),
+        Refused,
+        "NAMES",
+        "a multi-byte client character set can swallow a backslash",
+    ),
+    (
+        "SET CHARACTER SET big5; UPDATE t SET a = 1",
+        server(),
+        Refused,
+        "CHARACTER SET",
+        "SET CHARACTER SET sets the client character set too",
+    ),
+    (
+        "SET foreign_key_checks = 0; DELETE FROM customers",
+        server(keys=(key("customers", "shop.orders", on_delete="CASCADE"),)),
+        Refused,
+        "FOREIGN_KEY_CHECKS",
+        "the card's cascade would not fire, and other schemas' rows would dangle",
+    ),
+    (
+        "EXECUTE IMMEDIATE 'DELETE FROM t /*M!999999 ; DROP TABLE t */'",
+        server(),
+        Refused,
+        "executable comment",
+        "the comment inside dynamic SQL makes its DELETE DDL, which runs unbounded",
+    ),
+    (
+        "EXECUTE IMMEDIATE 'SET sql_mode = ''ANSI_QUOTES'''; UPDATE t SET a = 1",
+        server(),
+        Refused,
+        "SQL_MODE",
+        "a setting changed through dynamic SQL changes how the next statement is read",
+    ),
+    (
+        "CALL p(); DELETE FROM customers",
+        server(
+            routines=(routine("p", "SET foreign_key_checks = 0"),),
+            keys=(key("customers", "shop.orders", on_delete="CASCADE"),),
+        ),
+        Refused,
+        "FOREIGN_KEY_CHECKS",
+        "a procedure's SET foreign_key_checks outlives the CALL: the cascade would not fire",
+    ),
+    (
+        "SET STATEMENT foreign_key_checks = 0 FOR DELETE FROM customers",
+        server(keys=(key("customers", "shop.orders", on_delete="CASCADE"),)),
+        Refused,
+        "FOREIGN_KEY_CHECKS",
+        "SET STATEMENT switches the checks off for its own DELETE: no cascade fires",
+    ),
+    (
+        "SELECT * FROM shop\u00a0.orders",
+        server(),
+        Refused,
+        "U+00A0",
+        "a no-break space is part of the name on the server: another schema, said plainly",
+    ),
+    (
+        "UPDATE t SET a = 'x\u00a0y' WHERE id = 1",
+        server(),
+        Run,
+        "",
+        "inside a literal it is only data",
+    ),
+    (
+        "UPDATE t SET a = 1; SET sql_mode = ''",
+        server(),
+        Run,
+        "",
+        "a SET last changes how nothing after it is read",
+    ),
+    (
+        "SET STATEMENT sql_mode = '' FOR UPDATE t SET a = 1",
+        server(),
+        Run,
+        "",
+        "SET STATEMENT's statement is read before its setting applies",
+    ),
 ]
 
 
@@ -548,3 +670,10 @@ def test_what_a_view_reaches(risk, written, read, views, triggers, expected, wor
     assert isinstance(decision, expected), f"{why}: {decision}"
     if words:
         assert isinstance(decision, Refused) and words in decision.reason, why
+
+
+def test_a_write_is_refused_when_the_account_may_not_see_every_foreign_key():
+    hidden = ServerReach("shop", 0, programs_read=True, keys_visible=False)
+    decision = judge("DELETE FROM customers WHERE id = 1", reach=hidden)
+    assert isinstance(decision, Refused) and "REFERENCES" in decision.reason
+    assert isinstance(judge("SELECT * FROM customers", reach=hidden), Run)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import sys
 from pathlib import Path
 
 import aiohttp
+
+from tests.fakes.local import free_port
 
 CONFIG = """
 [[databases]]
@@ -56,12 +57,6 @@ async def test_workers_are_refused_on_the_embedded_store_with_one_line(tmp_path:
     assert process.returncode == 2
     (line,) = err.decode().strip().splitlines()
     assert "--workers needs shared state: set DBAGENT_STATE_URL=redis://" in line
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 async def test_two_workers_serve_one_port_and_stop_together(

@@ -25,6 +25,23 @@ log = logging.getLogger(__name__)
 _NO_KEY = "not-set"
 
 
+def completion_request(
+    model: str,
+    messages: Sequence[JsonObject],
+    tools: Sequence[JsonObject],
+    *,
+    streaming: bool,
+) -> dict[str, Any]:
+    """The body of a chat completions request; a streamed one asks for the usage too."""
+    request: dict[str, Any] = {"model": model, "messages": list(messages)}
+    if tools:
+        request["tools"] = list(tools)
+    if streaming:
+        request["stream"] = True
+        request["stream_options"] = {"include_usage": True}
+    return request
+
+
 class ModelError(Exception):
     """The model could not be asked; the message is worded for the person."""
 
@@ -53,12 +70,7 @@ class ModelClient:
         stream: bool | None = None,
     ) -> ModelTurn:
         streaming = self.stream if stream is None else stream
-        request: dict[str, Any] = {"model": self.model, "messages": list(messages)}
-        if tools:
-            request["tools"] = list(tools)
-        if streaming:
-            request["stream"] = True
-            request["stream_options"] = {"include_usage": True}
+        request = completion_request(self.model, messages, tools, streaming=streaming)
         try:
             # The client's own request path (retries, backoff, timeouts, errors), with the
             # body sent as it is and the response read as JSON (see streaming.py for why).

@@ -28,6 +28,7 @@ from bot.db.impact_types import Impact, RowCount
 from bot.db.session import RawResult, Session
 from bot.db.types import DbError, Execution, StatementOutcome
 from bot.sql import undo as sql_undo
+from bot.sql.lexical import trim_sql
 from bot.sql.undo import RowChange, TableName
 
 if TYPE_CHECKING:
@@ -72,7 +73,7 @@ def bounds_for(
     bounds = []
     for index, sql in enumerate(statements):
         statement = stated.get(index)
-        if statement is None or statement.sql.strip() != sql.strip():
+        if statement is None or trim_sql(statement.sql) != trim_sql(sql):
             bounds.append(unknown)  # the card did not state this statement
         elif statement.rows is None or statement.count is RowCount.UNKNOWN:
             bounds.append(unknown)
@@ -196,6 +197,11 @@ class _Transaction:
             if changed != len(capture.before):
                 self.reasons.append(unaccounted)
                 return
+            # Equal counts are not the same rows (RAND(), a LIMIT without ORDER BY): the
+            # rows read before must be the ones gone.
+            if capture.before and await self._still_there(table, meta, capture):
+                self.reasons.append(unaccounted)
+                return
             self._keep(change, meta, capture.columns, capture.before, ())
             return
         if change.kind == "UPDATE":
@@ -237,6 +243,12 @@ class _Transaction:
             self.reasons.append(where + "the inserted rows could not be read back by key")
             return
         self._keep(change, meta, rows.columns or (), (), tuple(tuple(r) for r in rows.rows))
+
+    async def _still_there(self, table: TableName, meta: TableMeta, capture: _Capture) -> bool:
+        positions = [_position(capture.columns, k) for k in meta.key]
+        keys = [tuple(row[p] for p in positions) for row in capture.before]
+        left = await self.fetch(await _rows_by_key(table, meta.key, keys), limit=1)
+        return bool(left.rows)
 
     def _keep(
         self,

@@ -9,10 +9,10 @@ database, into a `ServerReach` snapshot:
 - ``@@lower_case_table_names``, once, when the database is first used: whether the server
   folds the case of schema and table names (0, the Linux default: ``SHOP`` and ``shop``
   are two databases);
-- the views of the database's own schema (a view reads, and an UPDATE through it writes,
-  the tables of its definition), and for writes its routines, triggers and cascading
-  foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`); the run an approver allowed
-  reads them afresh.
+- the views of the database's own schema and of its read_schemas (a view reads, and an
+  UPDATE through it writes, the tables of its definition), and for writes its routines,
+  triggers and cascading foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`); the
+  run an approver allowed reads them afresh.
 
 `walk` is the pure part: from a classification and a snapshot, everything each statement
 reaches, with how it gets there. Bodies are judged statement by statement, compound ones
@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING
 from bot.db.types import DbError
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
 from bot.sql.routines import classify_routine_body
+from bot.sql.statements import changes_how_sql_is_read
 
 if TYPE_CHECKING:
     from bot.db.database import Database
@@ -129,6 +130,11 @@ class ServerReach:
     # information_schema.TRIGGERS lists only triggers the account holds TRIGGER for: without
     # that privilege on the schema, "no triggers" means "none it may see".
     triggers_visible: bool = True
+    # information_schema lists a foreign key only to holders of a privilege on its child
+    # table: an account granted just its own schema cannot see the keys other schemas'
+    # tables hold on it, and the server cascades into them all the same. A table privilege
+    # held globally (REFERENCES will do) shows every key.
+    keys_visible: bool = True
     # A view reads (and an UPDATE on it writes) the tables of its definition.
     views: tuple[View, ...] = ()
 
@@ -178,6 +184,12 @@ class Reached:
     reads: tuple[Reaching, ...] = ()
     triggers: tuple[str, ...] = ()  # Trigger.describe() of each trigger that fires
     cascades: tuple[str, ...] = ()  # "shop.order_items (order_id) via fk (ON DELETE CASCADE)"
+    # Stored programs on the way whose body runs DDL ("procedure shop.p"): MySQL/MariaDB
+    # commit it implicitly, so the approved call's transaction could not bound or undo it.
+    commits: tuple[str, ...] = ()
+    # Stored programs on the way that change a setting later statements are read or checked
+    # by ("procedure shop.p sets FOREIGN_KEY_CHECKS"): it outlives the CALL.
+    settings: tuple[str, ...] = ()
 
 
 @dataclass
@@ -188,6 +200,8 @@ class _Walk:
     reads: list[Reaching] = field(default_factory=list)
     triggers: list[str] = field(default_factory=list)
     cascades: list[str] = field(default_factory=list)
+    commits: list[str] = field(default_factory=list)
+    settings: list[str] = field(default_factory=list)
 
     def write(self, table: TableRef, via: str) -> None:
         reaching = Reaching(table, via)
@@ -204,7 +218,12 @@ class _Walk:
 
     def done(self) -> Reached:
         return Reached(
-            tuple(self.writes), tuple(self.reads), tuple(self.triggers), tuple(self.cascades)
+            tuple(self.writes),
+            tuple(self.reads),
+            tuple(self.triggers),
+            tuple(self.cascades),
+            tuple(self.commits),
+            tuple(self.settings),
         )
 
 
@@ -291,6 +310,12 @@ def _through_view(
         return []
     bases: list[TableRef] = []
     for inner in view.judged.statements:
+        for routine in calls_of(inner):
+            resolved_routine = _resolve(routine, view.schema)
+            if state.server.programs_read:
+                _call(state, resolved_routine, here, depth + 1, frozenset())
+            else:  # a query: bodies are not read for it, so what the function reads is not known
+                state.read(SERVER, f"{here}: it calls the stored function {routine.name}")
         for base in inner.reads:
             resolved = _resolve(base, view.schema)
             if write:
@@ -335,7 +360,12 @@ def _body(
         state.server_wide(f"{via}: its body {unbounded}")
         return
     assert judged is not None
+    if any(inner.risk is Risk.DDL for inner in judged.statements) and via not in state.commits:
+        state.commits.append(via)
     for inner in judged.statements:
+        setting = changes_how_sql_is_read(inner.text)
+        if setting is not None and f"{via} sets {setting}" not in state.settings:
+            state.settings.append(f"{via} sets {setting}")
         _statement(state, inner, schema, via, depth + 1, seen)
 
 
@@ -405,9 +435,11 @@ def _cascade(state: _Walk, parent: TableRef, events: frozenset[str], seen: set[s
 
 # --- reading it from the server -----------------------------------------------------------
 
+# The views of the own schema and of the schemas reads may go to (read_schemas): a view
+# there reads whatever its definition reads.
 _VIEWS = (
     "SELECT TABLE_SCHEMA, TABLE_NAME, VIEW_DEFINITION FROM information_schema.VIEWS"
-    " WHERE TABLE_SCHEMA = %s"
+    " WHERE TABLE_SCHEMA IN ({schemas})"
 )
 _ROUTINES = (
     "SELECT ROUTINE_SCHEMA, ROUTINE_NAME, ROUTINE_TYPE, ROUTINE_DEFINITION"
@@ -432,6 +464,12 @@ _FOREIGN_KEYS = (
     "  rc.UNIQUE_CONSTRAINT_SCHEMA, rc.REFERENCED_TABLE_NAME, rc.UPDATE_RULE, rc.DELETE_RULE"
 )
 
+# A table privilege held globally: information_schema then lists every foreign key.
+_GLOBAL_TABLE_PRIVILEGE = (
+    "SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES WHERE PRIVILEGE_TYPE IN"
+    " ('SELECT', 'INSERT', 'UPDATE', 'DELETE', 'CREATE', 'DROP', 'REFERENCES', 'INDEX',"
+    " 'ALTER', 'CREATE VIEW', 'SHOW VIEW', 'TRIGGER', 'DELETE HISTORY')"
+)
 # Held globally or for the schema (SCHEMA_PRIVILEGES names may be LIKE patterns: shop\_%).
 _TRIGGER_PRIVILEGE = (
     "SELECT (SELECT COUNT(*) FROM information_schema.USER_PRIVILEGES"
@@ -490,7 +528,10 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
         case_rule = int(raw.rows[0][0])
         if schema is None:
             return ServerReach(schema, case_rule, programs_read=programs)
-        views = await session.fetch(_VIEWS, (schema,), limit=_MAX_OBJECTS)
+        readable = (schema, *database.config.read_schemas)
+        views = await session.fetch(
+            _VIEWS.format(schemas=", ".join(["%s"] * len(readable))), readable, limit=_MAX_OBJECTS
+        )
         if views.truncated:
             raise ReachError(f"more than {_MAX_OBJECTS:,} views")
         read_views = await asyncio.to_thread(_views, views.rows)
@@ -500,14 +541,18 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
         triggers = await session.fetch(_TRIGGERS, (schema,), limit=_MAX_OBJECTS)
         keys = await session.fetch(_FOREIGN_KEYS, (schema,), limit=_MAX_OBJECTS)
         privilege = await session.fetch(_TRIGGER_PRIVILEGE, (schema,), limit=1)
+        global_privilege = await session.fetch(_GLOBAL_TABLE_PRIVILEGE, limit=1)
     triggers_visible = bool(privilege.rows and int(privilege.rows[0][0] or 0) > 0)
+    keys_visible = bool(global_privilege.rows and int(global_privilege.rows[0][0] or 0) > 0)
     if routines.truncated or triggers.truncated or keys.truncated:
         raise ReachError(f"more than {_MAX_OBJECTS:,} routines, triggers or foreign keys")
     # Classifying bodies is CPU work of unbounded size: off the event loop.
     snapshot = await asyncio.to_thread(
         _snapshot, schema, case_rule, routines.rows, triggers.rows, keys.rows
     )
-    return dataclasses.replace(snapshot, triggers_visible=triggers_visible, views=read_views)
+    return dataclasses.replace(
+        snapshot, triggers_visible=triggers_visible, keys_visible=keys_visible, views=read_views
+    )
 
 
 def _views(rows: Iterable[tuple[object, ...]]) -> tuple[View, ...]:

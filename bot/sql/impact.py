@@ -28,6 +28,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from bot.sql.lexical import rewritten_differently
 from bot.sql.risk import Risk, TableRef, classify
 
 PREVIEW_ROWS = 5
@@ -57,6 +58,9 @@ Keys = Mapping[TableRef, tuple[str, ...]]  # written table -> its primary/unique
 
 def plan(text: str, kind: str, keys: Keys, *, preview_rows: int = PREVIEW_ROWS) -> Plan:
     """The measuring queries for one INSERT, REPLACE, UPDATE or DELETE statement."""
+    rewritten = rewritten_differently(text)
+    if rewritten:
+        return Plan(kind, problem=f"its rows are not counted ahead: {rewritten}")
     try:
         if kind == "REPLACE":
             return _replace(text, keys)

@@ -126,6 +126,52 @@ def statement_text(sql: str) -> str:
     return trim_sql(sql) if pieces else ""
 
 
+# Characters the parser (Python's str.isspace) takes for whitespace but the server reads as
+# part of a name: ``home<U+00A0>.t`` is table t of database "home<U+00A0>" on the server, and
+# "home".t to sqlglot. Every such character is at most U+3000.
+_FOREIGN_SPACES = "".join(
+    char for char in map(chr, range(0x3001)) if char.isspace() and char not in SQL_WHITESPACE
+)
+_FOREIGN_SPACE = re.compile("[" + re.escape(_FOREIGN_SPACES) + "]")
+
+
+def foreign_space(piece: Piece) -> str | None:
+    """The first character of ``piece``'s code (or, with an executable comment, anywhere in
+    it) that the parser would skip as whitespace while the server keeps it in a name."""
+    found = _FOREIGN_SPACE.search(piece.text if piece.executable_comment else piece.masked)
+    return found.group() if found else None
+
+
+# 0x41 is a number in a numeric context on MariaDB; sqlglot writes it back as x'41', a
+# string, which compares with a number as 0. SQL built from a parse of such a statement
+# (the card's count and preview, the before-image for Undo) would pick other rows.
+_HEX_NUMBER = re.compile(r"(?<![\w$@.])0x[0-9A-Fa-f]+(?![\w$])")
+
+
+def rewritten_differently(sql: str) -> str:
+    """Why SQL rebuilt from the parse of ``sql`` would not mean what ``sql`` means, or ""."""
+    for piece in split(sql):
+        if _HEX_NUMBER.search(piece.masked):
+            return "a 0x… number changes meaning when the statement is rewritten (as x'…')"
+    return ""
+
+
+def first_foreign_space(sql: str) -> str | None:
+    """`foreign_space` of the first statement of ``sql`` that holds one."""
+    if not _FOREIGN_SPACE.search(sql):
+        return None  # the common case, without splitting
+    for piece in split(sql):
+        space = foreign_space(piece)
+        if space is not None:
+            return space
+    return None
+
+
+def has_executable_comment(sql: str) -> bool:
+    """Whether ``sql`` holds a ``/*! … */`` or ``/*M! … */`` comment the server may run."""
+    return any(piece.executable_comment for piece in split(sql))
+
+
 def unwrap_executable_comments(text: str) -> str:
     """Return ``text`` with the markers of executable comments blanked, keeping their content.
 

@@ -40,7 +40,14 @@ Design choices:
   written: a quoted identifier is the same name (`` `autocommit` ``, ``@@session.`autocommit` ``),
   and SET STATEMENT's variable list is checked too. SET PASSWORD and
   SET DEFAULT ROLE are account DDL. LOCK/UNLOCK TABLES are transaction control (MySQL files
-  them there: they commit and hold locks for the session).
+  them there: they commit and hold locks for the session). A default or enforced storage
+  engine that is not a known local one (``default_storage_engine = CONNECT``) reaches the
+  whole server, like ENGINE=CONNECT.
+- OPTIMIZE, ANALYZE, REPAIR and CHECK TABLE are DDL: the server commits any open
+  transaction before them, so inside an approved call they would commit what ran before.
+- A Unicode space outside quotes (U+00A0, U+2000…, U+3000, and the ASCII separators
+  U+001C-U+001F) is part of a name to the server but whitespace to the parser: the names
+  read do not hold, so the statement is at least a write that reaches the whole server.
 - PREPARE s FROM '…' and EXECUTE IMMEDIATE '…' are judged by the statement in the literal (at
   least write); from a variable the statement is invisible, so they get transaction, the
   highest risk. EXECUTE s is a write: what it runs was judged when it was prepared.
@@ -241,6 +248,16 @@ def _statement(piece: Piece) -> tuple[Statement, bool]:
     except Exception as error:  # fail closed: a classifier bug must not let anything through
         risk, kind, targets, reads, calls = Risk.WRITE, "UNKNOWN", (), (SERVER,), ()
         reasons = (f"the classifier failed on it ({type(error).__name__}); not read-only",)
+    space = foreign_space(piece)
+    if space is not None:
+        # The names the parser read are not the server's: nothing about them holds.
+        why = (
+            f"U+{ord(space):04X} outside quotes is part of a name on the server, not a space; "
+            "quote the name or remove the character"
+        )
+        reasons = (why,) if risk is Risk.READ_ONLY else (*reasons, why)
+        risk = Risk.WRITE if risk is Risk.READ_ONLY else risk
+        targets, reads = (*targets, SERVER), (*reads, SERVER)
     if not reasons:
         reasons = (f"{kind} is {risk.value}",)
     statement = Statement(
@@ -267,6 +284,6 @@ def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
 # The judging modules use the types above (bot.sql.verdict imports Risk and TableRef from
 # here), so they are imported after them. bot/sql/__init__.py imports this module first,
 # which makes any import order work.
-from bot.sql.lexical import Piece, split  # noqa: E402
+from bot.sql.lexical import Piece, foreign_space, split  # noqa: E402
 from bot.sql.statements import judge  # noqa: E402
 from bot.sql.verdict import SERVER  # noqa: E402

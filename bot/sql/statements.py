@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from itertools import pairwise
 
 from sqlglot import exp
 
@@ -896,6 +897,7 @@ def _judge_variables(tokens: list[Token], start: int, stop: int, verdict: Verdic
     """Every name among ``tokens[start:stop]`` that is a transaction setting or a global
     scope, quoted or not (`` `autocommit` `` and ``@@session.`autocommit` `` are the same
     variable as ``autocommit``). Values are scanned too: a superset, failing closed."""
+    _judge_engine_settings(tokens, start, stop, verdict)
     for scope, name in _variable_names(tokens, start, stop):
         why = _TRANSACTION_VARIABLES.get(name)
         if why is not None:
@@ -904,6 +906,33 @@ def _judge_variables(tokens: list[Token], start: int, stop: int, verdict: Verdic
             verdict.changes_reading = True
         if name in _GLOBAL_SCOPES or scope in _GLOBAL_SCOPES:
             verdict.add_reason("it changes a server-wide setting, for every connection")
+            verdict.add_targets([SERVER])
+
+
+# The engine a CREATE TABLE without ENGINE= gets: SET STATEMENT default_storage_engine=SPIDER
+# FOR CREATE TABLE x (…) makes x another server's table without naming the engine.
+_ENGINE_VARIABLES = frozenset(
+    {"DEFAULT_STORAGE_ENGINE", "DEFAULT_TMP_STORAGE_ENGINE", "STORAGE_ENGINE"}
+    | {"ENFORCE_STORAGE_ENGINE"}
+)
+
+
+def _judge_engine_settings(tokens: list[Token], start: int, stop: int, verdict: Verdict) -> None:
+    """An engine setting whose value is not a known local engine reaches the whole server."""
+    for position in range(start, stop):
+        token = tokens[position]
+        name = token.key if token.is_identifier else token.word.rsplit(".", 1)[-1].lstrip("@")
+        if name not in _ENGINE_VARIABLES:
+            continue
+        after = position + 1
+        if after < stop and tokens[after].word in ("=", ":="):
+            after += 1
+        value = tokens[after].key if after < stop else ""
+        if value not in _LOCAL_ENGINES and value != "DEFAULT":
+            verdict.add_reason(
+                f"{name.lower()} = {value or '?'} may make new tables another server's tables "
+                "or files"
+            )
             verdict.add_targets([SERVER])
 
 
@@ -936,6 +965,47 @@ def _variable_names(tokens: list[Token], start: int, stop: int) -> list[tuple[st
         scope = names[0].upper() if len(names) > 1 else ""
         found.append((scope, names[-1].upper()))
     return found
+
+
+# Session settings that change the statements sent after them: how the server reads them
+# (_READING_VARIABLES, and the collation literals compare by), or what they reach: without
+# foreign key checks no cascade the card showed fires, and rows of other schemas are left
+# pointing at rows that are gone.
+_CHECKING_VARIABLES = frozenset({"FOREIGN_KEY_CHECKS", "UNIQUE_CHECKS", "CHECK_CONSTRAINT_CHECKS"})
+_LATER_STATEMENT_VARIABLES = _READING_VARIABLES | {"COLLATION_CONNECTION"} | _CHECKING_VARIABLES
+
+
+def switches_checks(sql: str) -> str | None:
+    """For SET STATEMENT foreign_key_checks=… FOR …, the setting: its own statement then runs
+    without the checks (no cascade the card showed fires); else None."""
+    for piece in split(unwrap_executable_comments(sql)):
+        tokens = tokenize(piece)
+        if len(tokens) < 2 or tokens[0].word != "SET" or tokens[1].word != "STATEMENT":
+            continue
+        at = find_word(tokens, "FOR", 2)
+        for _, name in _variable_names(tokens, 2, at if at > 0 else len(tokens)):
+            if name in _CHECKING_VARIABLES:
+                return name
+    return None
+
+
+def changes_how_sql_is_read(sql: str) -> str | None:
+    """For a SET statement that changes how the server reads (or checks) later statements,
+    the setting (``sql_mode``, ``NAMES``, ``CHARACTER SET``, ``foreign_key_checks`` …); else
+    None. SET STATEMENT … FOR is not one: its statement is read before the setting applies."""
+    for piece in split(unwrap_executable_comments(sql)):
+        tokens = tokenize(piece)
+        if not tokens or tokens[0].word != "SET":
+            continue
+        if len(tokens) > 1 and tokens[1].word == "STATEMENT":
+            continue
+        words = [token.key for token in tokens]
+        if any(a == "CHARACTER" and b == "SET" for a, b in pairwise(words)):
+            return "CHARACTER SET"
+        for _, name in _variable_names(tokens, 1, len(tokens)):
+            if name in _LATER_STATEMENT_VARIABLES:
+                return name
+    return None
 
 
 def _set_reason(second: str) -> str:
@@ -1056,6 +1126,8 @@ _SERVER_WIDE = frozenset(  # reported with the target "*.*": they act on the who
     | {"CHANGE", "START", "STOP", "BINLOG", "CACHE", "CLONE", "BACKUP", "LOCK", "UNLOCK"}
 )
 _TABLE_ADMIN = frozenset({"OPTIMIZE", "REPAIR", "CHECK", "CHECKSUM", "ANALYZE"})
+# MariaDB commits the open transaction before these (CHECKSUM TABLE does not).
+_COMMITS_IMPLICITLY = frozenset({"OPTIMIZE", "REPAIR", "CHECK", "ANALYZE"})
 _KIND_SECOND = frozenset(
     {"TABLE", "DATA", "XML", "INDEX", "MASTER", "SLAVE", "REPLICA", "REPLICATION", "PLUGIN"}
     | {"SONAME", "BINARY", "QUERY", "CONNECTION", "PREPARE", "DIAGNOSTICS", "STAGE"}
@@ -1088,6 +1160,10 @@ def _admin(piece: Piece, first: str, depth: int) -> Verdict:
     elif first in _TABLE_ADMIN:
         index = skip_words(tokens, 1, frozenset({"NO_WRITE_TO_BINLOG", "LOCAL", "TABLE", "TABLES"}))
         verdict.add_targets(name_list(tokens, index))
+        if first in _COMMITS_IMPLICITLY:
+            # Inside an approved call's transaction it would commit the changes before it,
+            # which a later rollback then cannot undo: DDL's rules (run alone) apply.
+            verdict.at_least(Risk.DDL, f"{first} TABLE commits any open transaction implicitly")
     elif first == "LOAD":
         _load_targets(tokens, verdict)
     elif first in ("PREPARE", "EXECUTE"):
@@ -1135,6 +1211,32 @@ def _prepared_text(
         return
     text = "".join(_unescape(literal) for literal in literals)
     verdict.absorb(judge_text(text, depth + 1), prefix="the prepared statement: ")
+
+
+def texts_it_runs(sql: str, depth: int = 0) -> list[str]:
+    """``sql`` and every statement it hands the server as text to run: the literal of
+    EXECUTE IMMEDIATE '…' and PREPARE s FROM '…', nested ones too (a few levels deep)."""
+    texts = [sql]
+    if depth > 3:
+        return texts
+    for piece in split(sql):
+        tokens = tokenize(piece)
+        first = tokens[0].word if tokens else ""
+        if first == "PREPARE":
+            at = find_word(tokens, "FROM")
+        elif first == "EXECUTE" and len(tokens) > 1 and tokens[1].word == "IMMEDIATE":
+            at = 1
+        else:
+            continue
+        index = at + 1 if at >= 0 else len(tokens)
+        literals: list[str] = []
+        while index < len(tokens) and _is_literal(piece, tokens[index]):
+            literals.append(piece.text[tokens[index].start : tokens[index].end])
+            index += 1
+        if literals:
+            inner = "".join(_unescape(literal) for literal in literals)
+            texts.extend(texts_it_runs(inner, depth + 1))
+    return texts
 
 
 def _is_literal(piece: Piece, token: Token) -> bool:

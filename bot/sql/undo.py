@@ -20,6 +20,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import SqlglotError
 
+from bot.sql.lexical import rewritten_differently
+
 DIALECT = "mysql"
 
 
@@ -58,6 +60,9 @@ def no_undo(kind: str, reason: str) -> RowChange:
 
 def plan_row_change(sql: str, cap: int) -> RowChange:
     """What to read around `sql` (one classified UPDATE, DELETE or INSERT) for its undo."""
+    rewritten = rewritten_differently(sql)
+    if rewritten:
+        return no_undo("UNKNOWN", rewritten)
     try:
         tree = sqlglot.parse_one(sql, read=DIALECT)
     except SqlglotError:

@@ -9,20 +9,19 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent import Agent, Skills
+from bot.agent import Agent
 from bot.agent.tools import ToolContext
 from bot.app import App, build_app
-from bot.config import ConnectionTarget, Mode
+from bot.config import ConnectionTarget
 from bot.db import DatabaseRegistry
 from bot.state import State, open_state
 from tests.agent.support import (
     BIG_ROWS,
-    REQUESTER,
     RESET,
     SCHEMA,
-    SESSION,
     SHOP,
     AgentFactory,
+    agent_mode_context,
     make_settings,
     run_statements,
 )
@@ -103,15 +102,5 @@ async def tool_context(
     """What a tool sees in agent mode, on the real database (the model is not involved)."""
     settings = make_settings(model_server, shop_url)
     registry = DatabaseRegistry(settings.databases, settings.limits)
-    yield ToolContext(
-        session_id=SESSION,
-        requester=REQUESTER,
-        mode=Mode.AGENT,
-        settings=settings,
-        databases=registry,
-        skills=Skills.load(),
-        grants=state.grants,
-        audit=state.audit,
-        executions=state.executions,
-    )
+    yield agent_mode_context(state, settings, registry)
     await registry.close()

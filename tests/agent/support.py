@@ -3,14 +3,18 @@ behind the agent's back."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import time
 from collections.abc import Awaitable, Callable
 
 from bench.datasets import connect
-from bot.agent import Agent, Requester, tools
+from bot.agent import Agent, Requester, Skills, tools
 from bot.agent.tools import ToolContext, ToolOutcome, ToolReply
 from bot.agent.turns import ToolCall
-from bot.config import Approvals, DatabaseConfig, Limits, Settings
+from bot.config import Approvals, DatabaseConfig, Limits, Mode, Settings
+from bot.db import DatabaseRegistry
+from bot.state import State
 from tests.fakes.model_server import FakeModelServer
 from tests.schemas import run_schema
 
@@ -25,6 +29,8 @@ SCHEMA = run_schema("dbagent_t_agent")
 STAGING = "shop-staging"
 PRODUCTION = "shop-prod"
 BIG_ROWS = 10_000
+# A read that runs for minutes: ten billion rows counted.
+SLOW_READ = "SELECT COUNT(*) FROM seq_1_to_100000 AS a, seq_1_to_100000 AS b"
 
 SHOP = [
     f"CREATE DATABASE IF NOT EXISTS {SCHEMA}",
@@ -62,6 +68,23 @@ APPROVER = "U0APPROVE"
 SESSION = "T1:C1:1700000000.000100"
 
 
+def agent_mode_context(
+    state: State, settings: Settings, databases: DatabaseRegistry, *, executions: bool = True
+) -> ToolContext:
+    """What a tool sees in agent mode for the test's requester (the model is not involved)."""
+    return ToolContext(
+        session_id=SESSION,
+        requester=REQUESTER,
+        mode=Mode.AGENT,
+        settings=settings,
+        databases=databases,
+        skills=Skills.load(),
+        grants=state.grants,
+        audit=state.audit,
+        executions=state.executions if executions else None,
+    )
+
+
 async def run_statements(url: str, statements: list[str]) -> None:
     connection = await connect(url)
     try:
@@ -81,6 +104,23 @@ async def query(url: str, sql: str) -> list[tuple]:
             return list(await cursor.fetchall())
     finally:
         connection.close()
+
+
+async def statement_running(url: str) -> bool:
+    """Whether SLOW_READ (alone or inside a statement) is running on the server now."""
+    rows = await query(
+        url,
+        "SELECT id FROM information_schema.PROCESSLIST "
+        "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
+    )
+    return bool(rows)
+
+
+async def wait_for(condition: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not await condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        await asyncio.sleep(0.02)
 
 
 def make_settings(

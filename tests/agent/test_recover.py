@@ -4,8 +4,6 @@ reading or thinking), else reported as interrupted with what was running."""
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable
 
 from bot.agent import (
     Agent,
@@ -21,27 +19,19 @@ from bot.agent.loop import open_calls
 from bot.agent.runs import INTERRUPTED_CALL
 from bot.config import Mode
 from bot.state.grants import GrantScope
-from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, AgentFactory, query
-from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
+from tests.agent.support import (
+    APPROVER,
+    REQUESTER,
+    SESSION,
+    SLOW_READ,
+    STAGING,
+    AgentFactory,
+    statement_running,
+    wait_for,
+)
+from tests.fakes.model_server import FakeModelServer, answer_once_released, call, calls, say
 
-SLOW_READ = "SELECT COUNT(*) FROM seq_1_to_100000 AS a, seq_1_to_100000 AS b"
 SLOW_WRITE = f"UPDATE orders SET total = total + 0 WHERE id IN ({SLOW_READ})"
-
-
-async def wait_for(condition: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not await condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        await asyncio.sleep(0.02)
-
-
-async def statement_running(url: str) -> bool:
-    rows = await query(
-        url,
-        "SELECT id FROM information_schema.PROCESSLIST "
-        "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
-    )
-    return bool(rows)
 
 
 async def crash(run: asyncio.Task[object]) -> None:
@@ -63,12 +53,7 @@ async def test_a_run_that_was_thinking_is_resumed_after_a_restart(
     agent = await make_agent()
     asked, released = asyncio.Event(), asyncio.Event()
 
-    async def slow(body: dict) -> Turn:
-        asked.set()
-        await released.wait()
-        return say("too late")
-
-    model_server.responder = slow
+    model_server.responder = answer_once_released(say("too late"), released, asked=asked)
     run = ask(agent, "how many orders?")
     await asyncio.wait_for(asked.wait(), 10)
     await crash(run)

@@ -5,37 +5,27 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable
 
 from bot.agent import Agent, Answer, Outcome, SessionStatus, Stopped
 from bot.agent.loop import open_calls
 from bot.config import Mode
-from tests.agent.support import APPROVER, REQUESTER, SESSION, STAGING, AgentFactory, query
-from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
+from tests.agent.support import (
+    APPROVER,
+    REQUESTER,
+    SESSION,
+    SLOW_READ,
+    STAGING,
+    AgentFactory,
+    statement_running,
+    wait_for,
+)
+from tests.fakes.model_server import FakeModelServer, answer_once_released, call, calls, say
 
-# A read that runs for minutes: ten billion rows counted.
-SLOW_READ = "SELECT COUNT(*) FROM seq_1_to_100000 AS a, seq_1_to_100000 AS b"
 STOPPER = "U0STOPPER"
-
-
-async def statement_running(url: str) -> bool:
-    rows = await query(
-        url,
-        "SELECT id FROM information_schema.PROCESSLIST "
-        "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
-    )
-    return bool(rows)
 
 
 async def nothing_running(url: str) -> bool:
     return not await statement_running(url)
-
-
-async def wait_for(condition: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not await condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        await asyncio.sleep(0.02)
 
 
 def start(agent: Agent, text: str = "count everything") -> asyncio.Task[Outcome]:
@@ -72,12 +62,7 @@ async def test_the_model_hears_who_stopped_the_run_with_the_next_message(
     agent = await make_agent()
     asked, released = asyncio.Event(), asyncio.Event()
 
-    async def think_until_released(body: dict) -> Turn:
-        asked.set()
-        await released.wait()
-        return say("too late")
-
-    model_server.responder = think_until_released
+    model_server.responder = answer_once_released(say("too late"), released, asked=asked)
     run = start(agent)
     await asyncio.wait_for(asked.wait(), 10)
     assert await agent.stop(SESSION, by=STOPPER)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.db.bounded import bounds_for
+from bot.db import Database
+from bot.db.bounded import BoundedRun, WriteStep, bounds_for, run_bounded
 from bot.db.impact_types import Impact, RowCount, StatementImpact
+from bot.sql.undo import RowChange, TableName
+from tests.agent.support import run_statements
 
 SQL = "UPDATE orders SET status = 'x' WHERE status = 'pending'"
 
@@ -33,3 +36,27 @@ def test_a_statement_the_card_did_not_state_gets_the_unknown_bound() -> None:
     )
     assert bounds_for(impact, [SQL], margin=0, unknown=7) == (7,)
     assert bounds_for(None, [SQL, SQL], margin=0, unknown=7) == (7, 7)
+
+
+async def test_a_delete_whose_rows_are_not_the_rows_read_before_it_has_no_undo(
+    scratch: Database, scratch_url: str
+) -> None:
+    # The before-image and the DELETE pick rows by the same WHERE, but not necessarily the
+    # same rows (RAND(), a LIMIT without ORDER BY, a literal the parser rewrites): here the
+    # read takes row 10 while the DELETE removes row 1. Equal counts prove nothing.
+    await run_statements(
+        scratch_url,
+        ["CREATE TABLE t (id INT PRIMARY KEY, a INT)", "INSERT INTO t VALUES (1, 1), (10, 0)"],
+    )
+    change = RowChange(
+        kind="DELETE",
+        table=TableName(None, "t"),
+        locking_read="SELECT * FROM t WHERE id = 10 FOR UPDATE",
+    )
+    step = WriteStep("DELETE FROM t WHERE id = 1", 1, change)
+
+    async def before_commit(_: BoundedRun) -> None:
+        return None
+
+    done = await run_bounded(scratch, [step], max_undo_rows=100, before_commit=before_commit)
+    assert done.undo_reason, done.images

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 from typing import Self
 
 from aiohttp import web
@@ -15,6 +16,13 @@ async def serve_locally(app: web.Application) -> tuple[web.AppRunner, int]:
     await site.start()
     port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
     return runner, port
+
+
+def free_port() -> int:
+    """A loopback port free now, for a process the test starts (which binds it itself)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 class LocalServer:

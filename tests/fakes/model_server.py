@@ -80,6 +80,26 @@ def failure(status: int, message: str = "") -> Turn:
 Responder = Callable[[JsonObject], "Turn | Awaitable[Turn]"]
 LaterChunkFields = Literal["absent", "empty", "null"]
 
+
+def answer_once_released(
+    turn: Turn,
+    released: asyncio.Event,
+    *,
+    asked: asyncio.Event | None = None,
+    within_s: float | None = None,
+) -> Responder:
+    """A model that holds every request until `released` is set (for `within_s` at most, when
+    given), then answers `turn`; `asked` is set as each request comes in."""
+
+    async def respond(body: JsonObject) -> Turn:
+        if asked is not None:
+            asked.set()
+        await asyncio.wait_for(released.wait(), within_s)
+        return turn
+
+    return respond
+
+
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "invalid_api_key",

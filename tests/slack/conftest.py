@@ -134,6 +134,16 @@ def signed_headers(body: str, *, secret: str = SIGNING_SECRET, at: int | None = 
     return {"X-Slack-Request-Timestamp": timestamp, "X-Slack-Signature": signature}
 
 
+def action_elements(message: Message) -> list[dict[str, Any]]:
+    """The buttons and menus of `message`, in order."""
+    return [
+        element
+        for block in message.blocks
+        if block.get("type") == "actions"
+        for element in block["elements"]
+    ]
+
+
 def element_of(message: Message, action_id: str) -> tuple[str, dict[str, Any]]:
     """(block id, element) of the button or menu `action_id` in `message`."""
     return next(

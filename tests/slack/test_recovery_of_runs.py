@@ -10,12 +10,10 @@ from collections.abc import Awaitable, Callable
 from bot.slack.app import services_of_app
 from bot.slack.sessions import Thread
 from bot.state.grants import GrantScope
-from tests.agent.support import query
-from tests.fakes.model_server import Turn, call, calls, say
+from tests.agent.support import SLOW_READ, statement_running
+from tests.fakes.model_server import answer_once_released, call, calls, say
 from tests.fakes.slack_server import TEAM_ID
 from tests.slack.conftest import APPROVER, CHANNEL, STAGING, SlackHarness
-
-SLOW_READ = "SELECT COUNT(*) FROM seq_1_to_100000 AS a, seq_1_to_100000 AS b"
 
 
 async def until(condition: Callable[[], Awaitable[bool] | bool], within_s: float = 10) -> None:
@@ -42,11 +40,7 @@ async def test_a_run_cut_off_while_thinking_is_answered_after_the_restart(
 ) -> None:
     released = asyncio.Event()
 
-    async def think(body: dict) -> Turn:
-        await released.wait()
-        return say("too late")
-
-    harness.model.responder = think
+    harness.model.responder = answer_once_released(say("too late"), released)
     thread_ts, _ = await harness.mention("how many orders?")
     await until(lambda: bool(harness.model.requests))
     await crash_and_restart(harness)
@@ -86,15 +80,6 @@ async def test_an_approved_change_cut_off_while_it_ran_is_reported_once(
     await harness.idle()
     assert told.startswith(("<@", ":warning:")) and STAGING in told and "applied" in told
     assert [text for text in harness.texts(thread_ts) if "UPDATE orders SET" in text] == [told]
-
-
-async def statement_running(url: str) -> bool:
-    rows = await query(
-        url,
-        "SELECT id FROM information_schema.PROCESSLIST "
-        "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
-    )
-    return bool(rows)
 
 
 async def test_a_change_run_on_a_thread_grant_and_cut_off_is_reported_once(

@@ -18,7 +18,8 @@ import pytest
 
 from bot.config import ConfigError, DatabaseConfig, Limits, Settings
 from bot.slack.server import serve
-from tests.fakes.model_server import FakeModelServer, Turn, say
+from tests.fakes.local import free_port
+from tests.fakes.model_server import FakeModelServer, answer_once_released, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.slack.conftest import (
     ASKER,
@@ -167,12 +168,6 @@ async def test_a_bot_token_slack_refuses_is_one_clear_line(
 # -- stopping -----------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 def serving_settings(slack: FakeSlack, model, shop_url: str, tmp_path: Path, **slack_section):
     return Settings(
         slack_bot_token=BOT_TOKEN,
@@ -233,11 +228,7 @@ async def test_sigterm_lets_the_running_turn_finish_and_takes_no_new_events(
     settings = serving_settings(slack, model, shop_url, tmp_path, shutdown_grace_s=20)
     release = asyncio.Event()
 
-    async def slow(body: dict) -> Turn:
-        await release.wait()
-        return say("Finished while stopping.")
-
-    model.responder = slow
+    model.responder = answer_once_released(say("Finished while stopping."), release)
     task = await serving(settings, slack)
     ts = "1800000001.000100"
     assert await send_mention(settings.port, ts, "a question in flight") == 200
@@ -259,11 +250,7 @@ async def test_after_the_grace_period_the_turn_is_cut_and_leaves_no_status_line(
     settings = serving_settings(slack, model, shop_url, tmp_path, shutdown_grace_s=0.5)
     never = asyncio.Event()
 
-    async def stuck(body: dict) -> Turn:
-        await asyncio.wait_for(never.wait(), 30)
-        return say("never")
-
-    model.responder = stuck
+    model.responder = answer_once_released(say("never"), never, within_s=30)
     task = await serving(settings, slack)
     ts = "1800000003.000100"
     await send_mention(settings.port, ts, "a question that will not finish")
@@ -282,11 +269,7 @@ async def test_a_second_signal_exits_at_once(
     settings = serving_settings(slack, model, shop_url, tmp_path, shutdown_grace_s=60)
     never = asyncio.Event()
 
-    async def stuck(body: dict) -> Turn:
-        await asyncio.wait_for(never.wait(), 30)
-        return say("never")
-
-    model.responder = stuck
+    model.responder = answer_once_released(say("never"), never, within_s=30)
     task = await serving(settings, slack)
     await send_mention(settings.port, "1800000004.000100", "a question that will not finish")
     await slack.wait_for(lambda: model.requests)

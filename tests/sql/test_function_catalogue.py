@@ -15,9 +15,9 @@ from collections.abc import AsyncIterator
 import asyncmy
 import pytest
 
-from bench.datasets import connect
 from bot.sql.functions import NEVER_STORED, SAFE_FUNCTIONS, SIDE_EFFECT_FUNCTIONS
 from tests.schemas import run_schema
+from tests.sql.support import scratch_cursor
 
 SCHEMA = run_schema("dbagent_t_sql_fn")
 
@@ -59,22 +59,8 @@ def _is_stored(result: tuple[str, object]) -> bool:
 
 @pytest.fixture
 async def cursor(mysql_url: str) -> AsyncIterator[asyncmy.cursors.Cursor]:
-    admin = await connect(mysql_url)
-    try:
-        async with admin.cursor() as setup:
-            await setup.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
-            await setup.execute(f"CREATE DATABASE {SCHEMA}")
-        connection = await connect(mysql_url, SCHEMA)
-        try:
-            async with connection.cursor() as cur:
-                await cur.execute("SET SESSION max_statement_time = 5")
-                yield cur
-        finally:
-            connection.close()
-    finally:
-        async with admin.cursor() as teardown:
-            await teardown.execute(f"DROP DATABASE IF EXISTS {SCHEMA}")
-        admin.close()
+    async with scratch_cursor(mysql_url, SCHEMA) as cur:
+        yield cur
 
 
 async def _run(cur: asyncmy.cursors.Cursor, sql: str) -> tuple[str, object]:

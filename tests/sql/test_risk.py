@@ -340,11 +340,6 @@ WRITES = [
     ("BINLOG 'base64'", "BINLOG replays events"),
     ("CACHE INDEX t IN hot_cache", "CACHE INDEX"),
     ("LOAD INDEX INTO CACHE t", "LOAD INDEX INTO CACHE"),
-    ("OPTIMIZE TABLE t", "OPTIMIZE TABLE rebuilds"),
-    ("ANALYZE TABLE t", "ANALYZE TABLE rewrites statistics"),
-    ("ANALYZE NO_WRITE_TO_BINLOG TABLE t", "ANALYZE NO_WRITE_TO_BINLOG TABLE"),
-    ("REPAIR TABLE t", "REPAIR TABLE"),
-    ("CHECK TABLE t", "CHECK TABLE"),
     ("CHECKSUM TABLE t", "CHECKSUM TABLE"),
     ("HELP 'select'", "HELP is not a query"),
     ("DELIMITER //", "DELIMITER is a client command"),
@@ -451,6 +446,13 @@ WRITES = [
 ]
 
 DDLS = [
+    # MariaDB commits the open transaction before these: in an approved call they would
+    # commit the changes before them, which a later rollback could not undo.
+    ("OPTIMIZE TABLE t", "OPTIMIZE TABLE rebuilds, and commits implicitly"),
+    ("ANALYZE TABLE t", "ANALYZE TABLE rewrites statistics, and commits implicitly"),
+    ("ANALYZE NO_WRITE_TO_BINLOG TABLE t", "ANALYZE NO_WRITE_TO_BINLOG TABLE commits too"),
+    ("REPAIR TABLE t", "REPAIR TABLE commits implicitly"),
+    ("CHECK TABLE t", "CHECK TABLE commits implicitly"),
     ("CREATE TABLE t (id INT PRIMARY KEY)", "CREATE TABLE"),
     ("CREATE TABLE other.t (id INT)", "CREATE TABLE in another schema"),
     ("CREATE TEMPORARY TABLE t (id INT)", "CREATE TEMPORARY TABLE is still DDL"),
@@ -1026,6 +1028,26 @@ OTHER = "other"
             "CREATE TABLE t (id INT) DATA DIRECTORY = '/tmp'",
             [TableRef(None, "t"), SERVER],
             "DATA DIRECTORY: files outside the data directory",
+        ),
+        (
+            "SET STATEMENT default_storage_engine = CONNECT FOR CREATE TABLE c (id INT)",
+            [SERVER, TableRef(None, "c")],
+            "the default engine makes a table without ENGINE= a CONNECT table",
+        ),
+        (
+            "SET @@session.`default_storage_engine` = 'SPIDER'",
+            [SERVER],
+            "a quoted engine setting, a quoted engine",
+        ),
+        (
+            "SET STATEMENT default_storage_engine = Aria FOR CREATE TABLE c (id INT)",
+            [TableRef(None, "c")],
+            "a local default engine",
+        ),
+        (
+            "UPDATE other\u00a0.t SET a = 1",
+            [TableRef(OTHER, "t"), SERVER],
+            "U+00A0 is part of the schema's name on the server; the parser skips it as a space",
         ),
         (
             "CREATE TABLE t (engine VARCHAR(10)) ENGINE=InnoDB",

@@ -9,10 +9,10 @@ from collections.abc import AsyncIterator
 import asyncmy
 import pytest
 
-from bench.datasets import connect
 from bot.sql import classify, classify_routine_body
 from bot.sql.risk import Risk, TableRef
 from tests.schemas import run_schema
+from tests.sql.support import scratch_cursor
 
 SCHEMA = run_schema("dbagent_t_sql_agree")
 OTHER = run_schema("dbagent_t_sql_other")
@@ -21,24 +21,8 @@ SERVER = TableRef("*", "*")
 
 @pytest.fixture
 async def cursor(mysql_url: str) -> AsyncIterator[asyncmy.cursors.Cursor]:
-    admin = await connect(mysql_url)
-    try:
-        async with admin.cursor() as setup:
-            for schema in (SCHEMA, OTHER):
-                await setup.execute(f"DROP DATABASE IF EXISTS {schema}")
-                await setup.execute(f"CREATE DATABASE {schema}")
-        connection = await connect(mysql_url, SCHEMA)
-        try:
-            async with connection.cursor() as cur:
-                await cur.execute("SET SESSION max_statement_time = 5")
-                yield cur
-        finally:
-            connection.close()
-    finally:
-        async with admin.cursor() as teardown:
-            for schema in (SCHEMA, OTHER):
-                await teardown.execute(f"DROP DATABASE IF EXISTS {schema}")
-        admin.close()
+    async with scratch_cursor(mysql_url, SCHEMA, OTHER) as cur:
+        yield cur
 
 
 async def _stored_body(cur: asyncmy.cursors.Cursor, name: str) -> str:

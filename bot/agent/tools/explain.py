@@ -17,6 +17,8 @@ from bot.agent.tools.base import (
     dumps,
     error,
 )
+from bot.db.reach import ReachError, look_up
+from bot.guard import Refused, decide
 
 # Statements that are already about plans or metadata: there is nothing to explain.
 _NOT_EXPLAINABLE = ("EXPLAIN", "DESC", "SHOW", "ANALYZE", "HELP")
@@ -42,6 +44,14 @@ async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolRe
     statement = classification.statements[0]
     if statement.kind.upper().startswith(_NOT_EXPLAINABLE):
         return error(f"send the query itself, not {statement.kind}; EXPLAIN is added for you.")
+    # Planning evaluates constant subqueries: a plan reads what the query reads.
+    try:
+        reach = await look_up(db, programs=False)
+    except ReachError as exc:
+        return error(f"could not read what the statement reaches on {args.database}: {exc}")
+    decision = decide(classification, db.config, granted=False, reach=reach)
+    if isinstance(decision, Refused):
+        return error(decision.reason)
     plan = await db.explain(statement.text)
     try:
         parsed = json.loads(plan)

@@ -19,7 +19,15 @@ from bot.db import DatabaseRegistry
 from bot.db.impact_types import RowCount
 from bot.state import State, open_state
 from bot.state.grants import GrantScope
-from tests.agent.support import APPROVER, REQUESTER, SESSION, call_tool, query, run_statements
+from tests.agent.support import (
+    APPROVER,
+    REQUESTER,
+    SESSION,
+    agent_mode_context,
+    call_tool,
+    query,
+    run_statements,
+)
 from tests.fakes.model_server import FakeModelServer, call, calls
 from tests.schemas import run_schema
 
@@ -72,17 +80,7 @@ def settings(model_server: FakeModelServer, home: str, mysql_url: str) -> Settin
 @pytest.fixture
 async def context(state: State, settings: Settings) -> AsyncIterator[ToolContext]:
     registry = DatabaseRegistry(settings.databases, settings.limits)
-    yield ToolContext(
-        session_id=SESSION,
-        requester=REQUESTER,
-        mode=Mode.AGENT,
-        settings=settings,
-        databases=registry,
-        skills=Skills.load(),
-        grants=state.grants,
-        audit=state.audit,
-        executions=state.executions,
-    )
+    yield agent_mode_context(state, settings, registry)
     await registry.close()
 
 
@@ -281,16 +279,7 @@ async def test_a_write_is_not_run_when_the_server_cannot_say_what_it_reaches(
         name="gone", url="mysql://root@127.0.0.1:1/nowhere", environment="staging"
     )
     registry = DatabaseRegistry([gone], Limits(connect_timeout_s=2))
-    context = ToolContext(
-        session_id=SESSION,
-        requester=REQUESTER,
-        mode=Mode.AGENT,
-        settings=settings,
-        databases=registry,
-        skills=Skills.load(),
-        grants=state.grants,
-        audit=state.audit,
-    )
+    context = agent_mode_context(state, settings, registry, executions=False)
     try:
         reply = await run(context, "UPDATE t SET a = 1", database="gone")
     finally:

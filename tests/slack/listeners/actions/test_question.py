@@ -18,6 +18,7 @@ from tests.slack.conftest import (
     CHANNEL,
     STAGING,
     SlackHarness,
+    action_elements,
 )
 
 CHOOSE = {
@@ -42,15 +43,6 @@ async def asked(harness: SlackHarness, thread_ts: str) -> Message:
     return copy.deepcopy(message)
 
 
-def elements(message: Message) -> list[dict]:
-    return [
-        element
-        for block in message.blocks
-        if block.get("type") == "actions"
-        for element in block["elements"]
-    ]
-
-
 def tool_result(harness: SlackHarness) -> dict:
     (result,) = harness.model.new_tool_results()
     return json.loads(result)
@@ -68,7 +60,7 @@ async def test_a_choice_is_buttons_and_a_click_resumes_the_run_with_its_value(
     harness.model.script(ask_user(CHOOSE), say("Staging has 4 orders."))
     thread_ts, _ = await harness.mention("how many orders?")
     question = await asked(harness, thread_ts)
-    assert [e["text"]["text"] for e in elements(question)] == ["Staging", "Production"]
+    assert [e["text"]["text"] for e in action_elements(question)] == ["Staging", "Production"]
     assert question.text.startswith(f":question: <@{ASKER}> Which database?")
 
     sent = await harness.click(FIRST_OPTION, question, user=ASKER)
@@ -77,7 +69,7 @@ async def test_a_choice_is_buttons_and_a_click_resumes_the_run_with_its_value(
     assert tool_result(harness) == {"kind": "choose", "answer": "Staging", "value": STAGING}
     # The question now shows the answer; its buttons are gone.
     updated = harness.slack.message(CHANNEL, question.ts)
-    assert elements(updated) == [] and "answered *Staging*" in json.dumps(updated.blocks)
+    assert action_elements(updated) == [] and "answered *Staging*" in json.dumps(updated.blocks)
     assert texts[-1] == "Staging has 4 orders."
 
 
@@ -120,7 +112,7 @@ async def test_a_replayed_click_does_nothing(harness: SlackHarness) -> None:
     harness.model.script(ask_user(CHOOSE), say("Staging."))
     thread_ts, _ = await harness.mention("how many orders?")
     question = await asked(harness, thread_ts)
-    button = elements(question)[0]
+    button = action_elements(question)[0]
     payload = harness.action_payload(
         question, FIRST_OPTION, "question", {"value": button["value"]}, user=ASKER
     )
@@ -140,7 +132,7 @@ async def test_more_than_five_options_become_a_menu(harness: SlackHarness) -> No
     )
     thread_ts, _ = await harness.mention("orders per region?")
     question = await asked(harness, thread_ts)
-    (menu,) = elements(question)
+    (menu,) = action_elements(question)
     assert menu["type"] == "static_select" and len(menu["options"]) == 7
     sixth = menu["options"][5]["value"]
     await harness.pick(question, question_blocks.OPTION_SELECT, sixth, user=ASKER)
@@ -154,7 +146,7 @@ async def test_a_confirmation_is_yes_or_no(harness: SlackHarness) -> None:
     )
     thread_ts, _ = await harness.mention("count orders")
     question = await asked(harness, thread_ts)
-    assert [e["text"]["text"] for e in elements(question)] == ["Yes", "No"]
+    assert [e["text"]["text"] for e in action_elements(question)] == ["Yes", "No"]
     await harness.click(f"{question_blocks.OPTION_PREFIX}1", question, user=ASKER)
     await answered(harness, thread_ts, "Without.")
     assert tool_result(harness) == {"kind": "confirm", "answer": "No", "value": "no"}
@@ -166,7 +158,7 @@ async def test_an_input_question_is_answered_by_a_reply_and_says_so(harness: Sla
     )
     thread_ts, _ = await harness.mention("orders of a customer")
     question = await asked(harness, thread_ts)
-    assert elements(question) == [] and "Reply in this thread" in question.text
+    assert action_elements(question) == [] and "Reply in this thread" in question.text
     await harness.message("Ada", thread_ts=thread_ts)
     await answered(harness, thread_ts, "Ada has 2 orders.")
     assert tool_result(harness)["answer"] == "Ada"
@@ -183,7 +175,7 @@ async def test_a_new_message_replaces_the_question_and_a_late_click_is_told(
     await harness.message("forget it", thread_ts=thread_ts)
     await answered(harness, thread_ts, "Never mind then.")
     replaced = harness.slack.message(CHANNEL, question.ts)
-    assert elements(replaced) == [] and "No longer open" in replaced.text
+    assert action_elements(replaced) == [] and "No longer open" in replaced.text
     assert "superseded" in harness.model.new_tool_results()[0]
 
     await harness.click(FIRST_OPTION, question, user=ASKER)

@@ -22,6 +22,7 @@ from tests.slack.conftest import (
     SIGNING_SECRET,
     STAGING,
     SlackHarness,
+    action_elements,
     element_of,
     run_sql,
     signed_headers,
@@ -43,17 +44,8 @@ async def ask(harness: SlackHarness, text: str) -> tuple[str, Message]:
     thread_ts, _ = await harness.dm("show me the SQL")
     await harness.slack.wait_for(lambda: harness.thread(thread_ts, DM))
     await harness.idle()
-    with_buttons = [m for m in harness.thread(thread_ts, DM) if buttons(m)]
+    with_buttons = [m for m in harness.thread(thread_ts, DM) if action_elements(m)]
     return thread_ts, with_buttons[0]
-
-
-def buttons(message: Message) -> list[dict]:
-    return [
-        element
-        for block in message.blocks
-        if block.get("type") == "actions"
-        for element in block["elements"]
-    ]
 
 
 def posted_after(harness: SlackHarness, thread_ts: str, message: Message) -> list[Message]:
@@ -322,4 +314,7 @@ async def test_agent_mode_answers_get_buttons_too(harness: SlackHarness) -> None
     harness.model.script(say(answer(READ)))
     thread_ts, _ = await harness.mention("what would you run?")
     (message,) = await harness.slack.wait_for(lambda: harness.thread(thread_ts))
-    assert [b["text"]["text"] for b in buttons(message)] == [f"Run on {STAGING}", "Edit & run"]
+    assert [b["text"]["text"] for b in action_elements(message)] == [
+        f"Run on {STAGING}",
+        "Edit & run",
+    ]
