@@ -20,6 +20,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 from redis.exceptions import ResponseError
+from redis.typing import EncodableT, FieldT
 
 from bot.state.codec import Record, decode, encode
 from bot.state.errors import StateError
@@ -163,15 +164,15 @@ class RedisAuditTable(AuditTable):
         self._key = db.key("audit")
 
     async def append(self, at: float, entry: Record) -> None:
-        fields: dict[str, str] = {"at": repr(at), "entry": encode(entry)}
+        fields: dict[FieldT, EncodableT] = {"at": repr(at), "entry": encode(entry)}
 
         async def add(client: Redis) -> None:
             try:
-                await client.xadd(self._key, fields, id=f"{int(at * 1000)}-*")  # type: ignore[arg-type]
+                await client.xadd(self._key, fields, id=f"{int(at * 1000)}-*")
             except ResponseError:
                 # Our clock is behind the stream's last entry (another replica's): `*`
                 # takes the next id after it.
-                await client.xadd(self._key, fields)  # type: ignore[arg-type]
+                await client.xadd(self._key, fields)
 
         await self._db.run(add)
 
@@ -179,9 +180,11 @@ class RedisAuditTable(AuditTable):
         start = "-" if since is None else str(max(0, int(since * 1000) - _CLOCK_SKEW_MS))
         rows = await self._db.run(lambda c: c.xrange(self._key, min=start))
         entries = []
-        for stream_id, fields in rows:
+        for stream_id, fields in rows or []:
+            if fields is None:  # a deleted entry: redis-py's types allow one
+                continue
             if since is None or float(fields.get("at", 0)) >= since:
-                entries.append(decode(fields["entry"], f"audit/{stream_id}"))
+                entries.append(decode(fields["entry"], f"audit/{stream_id!s}"))
         return entries
 
     async def prune(self, before: float, limit: int) -> int:

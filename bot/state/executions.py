@@ -20,7 +20,7 @@ from redis.asyncio.client import Pipeline
 
 from bot.state.codec import Record, decode, encode
 from bot.state.records import RecordTable
-from bot.state.redis_db import RedisDb
+from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
 
 
@@ -280,7 +280,8 @@ class RedisExecutionTable(ExecutionTable):
             record = change(decode(text, f"executions/{execution_id}"))
             if record is None:
                 return False
-            pipe.multi()
+            # redis-py leaves Pipeline.multi unannotated (redis 8.1); it takes and returns nothing.
+            pipe.multi()  # type: ignore[no-untyped-call]
             self._write(pipe, record)
             return True
 
@@ -289,7 +290,7 @@ class RedisExecutionTable(ExecutionTable):
         )
 
     async def open(self) -> list[Record]:
-        ids = await self._db.run(lambda c: c.zrange(self._open, 0, -1))
+        ids = texts(await self._db.run(lambda c: c.zrange(self._open, 0, -1)))
         records = [await self.get(execution_id) for execution_id in ids]
         return [record for record in records if record is not None]
 

@@ -23,7 +23,7 @@ from bot.config import Limits
 from bot.sql.lexical import SQL_WHITESPACE as SQL_WHITESPACE  # re-exported for the cards
 from bot.sql.lexical import trim_sql
 from bot.state.codec import Record, decode, encode
-from bot.state.redis_db import RedisDb
+from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
 
 
@@ -283,22 +283,28 @@ class RedisGrantTable(GrantTable):
         await self._db.run(lambda c: c.srem(self._held, grant_id))
 
     async def drop_held(self) -> int:
-        held = await self._db.run(lambda c: c.smembers(self._held))
+        held = texts(await self._db.run(lambda c: c.smembers(self._held)))
         for grant_id in held:
-            text = await self._db.run(lambda c, g=grant_id: c.getdel(self._grant_prefix + g))
-            if text:
-                index = self._index(decode(text, f"grants/{grant_id}")["binding"])
-                await self._db.run(lambda c, i=index, g=grant_id: c.zrem(i, g))
-            await self._db.run(lambda c, g=grant_id: c.srem(self._held, g))
+            await self._drop(grant_id)
         return len(held)
+
+    async def _drop(self, grant_id: str) -> None:
+        text = await self._db.run(lambda c: c.getdel(self._grant_prefix + grant_id))
+        if text:
+            index = self._index(decode(text, f"grants/{grant_id}")["binding"])
+            await self._db.run(lambda c: c.zrem(index, grant_id))
+        await self._db.run(lambda c: c.srem(self._held, grant_id))
 
     async def live(self, binding: str, now: float) -> bool:
         index, now_ms = self._index(binding), int(now * 1000)
-        ids = await self._db.run(lambda c: c.zrangebyscore(index, f"({now_ms}", "+inf"))
+        ids = texts(await self._db.run(lambda c: c.zrangebyscore(index, f"({now_ms}", "+inf")))
         for grant_id in ids:
-            if not await self._db.run(lambda c, g=grant_id: c.sismember(self._held, g)):
+            if not await self._is_held(grant_id):
                 return True
         return False
+
+    async def _is_held(self, grant_id: str) -> bool:
+        return bool(await self._db.run(lambda c: c.sismember(self._held, grant_id)))
 
     async def prune(self, now: float, limit: int) -> int:
         return 0  # grant keys and their sets expire with the last grant

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 
 from bot.state.errors import StateError
-from bot.state.redis_db import RedisDb
+from bot.state.redis_db import RedisDb, text
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ class RedisLeases(SessionLeases):
         head = await self._db.run(lambda c: c.lindex(queue, 0))
         if head is None:
             return False
-        alive = self._db.key("lease-alive", head)
+        alive = self._db.key("lease-alive", text(head))
         return bool(await self._db.run(lambda c: c.exists(alive)))
 
     @contextlib.asynccontextmanager

@@ -17,7 +17,7 @@ from typing import Any, Literal
 from redis.asyncio import Redis
 
 from bot.state.codec import Record, decode, encode
-from bot.state.redis_db import RedisDb
+from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
 
 # "deciding": a card whose decision is running (its buttons still show until it ends)
@@ -181,16 +181,16 @@ class RedisPostedTable(PostedTable):
 
     async def of_session(self, kind: Kind, session_id: str) -> list[Record]:
         index = self._index(kind, session_id)
-        ids = await self._db.run(lambda c: c.zrange(index, 0, -1))
+        ids = texts(await self._db.run(lambda c: c.zrange(index, 0, -1)))
         if not ids:
             return []
-        texts = await self._db.run(lambda c: c.mget([self._key(kind, i) for i in ids]))
-        gone = [i for i, text in zip(ids, texts, strict=True) if text is None]
+        stored = await self._db.run(lambda c: c.mget([self._key(kind, i) for i in ids]))
+        gone = [i for i, text in zip(ids, stored, strict=True) if text is None]
         if gone:  # taken, or expired with their key
             await self._db.run(lambda c: c.zrem(index, *gone))
         return [
             decode(text, f"posted/{kind}/{i}")
-            for i, text in zip(ids, texts, strict=True)
+            for i, text in zip(ids, stored, strict=True)
             if text is not None
         ]
 

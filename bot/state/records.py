@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from redis.asyncio.client import Pipeline
 
 from bot.state.codec import Record, decode, encode
-from bot.state.redis_db import RedisDb
+from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
 
 Kind = Literal["pending", "questions", "proposals", "undo"]
@@ -172,7 +172,8 @@ class RedisRecordTable(RecordTable):
             if text is None:
                 return False, None
             replacement, result = change(decode(text, f"{self.kind}/{record_id}"))
-            pipe.multi()
+            # redis-py leaves Pipeline.multi unannotated (redis 8.1); it takes and returns nothing.
+            pipe.multi()  # type: ignore[no-untyped-call]
             if replacement is None:
                 pipe.delete(key)
                 if self._index is not None:
@@ -187,16 +188,16 @@ class RedisRecordTable(RecordTable):
         if self._index is None:
             raise TypeError(f"{self.kind} is not indexed by age")
         index = self._index
-        ids = await self._db.run(lambda c: c.zrange(index, 0, limit - 1))
+        ids = texts(await self._db.run(lambda c: c.zrange(index, 0, limit - 1)))
         if not ids:
             return []
-        texts = await self._db.run(lambda c: c.mget([self._key(i) for i in ids]))
-        gone = [i for i, text in zip(ids, texts, strict=True) if text is None]
+        stored = await self._db.run(lambda c: c.mget([self._key(i) for i in ids]))
+        gone = [i for i, text in zip(ids, stored, strict=True) if text is None]
         if gone:  # expired with their key: drop them from the index too
             await self._db.run(lambda c: c.zrem(index, *gone))
         return [
             decode(text, f"{self.kind}/{i}")
-            for i, text in zip(ids, texts, strict=True)
+            for i, text in zip(ids, stored, strict=True)
             if text is not None
         ]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -41,6 +41,23 @@ def _split_prefix(url: str, default: str) -> tuple[str, str]:
     prefixes = [value for name, value in query if name == "prefix"]
     rest = urlencode([(name, value) for name, value in query if name != "prefix"])
     return urlunsplit(parts._replace(query=rest)), (prefixes[-1] if prefixes else default)
+
+
+def text(reply: bytes | str) -> str:
+    """A reply as text. The client decodes every reply (`decode_responses`), but redis-py's
+    types cannot say so and allow bytes too."""
+    return reply.decode() if isinstance(reply, bytes) else reply
+
+
+def texts(replies: Iterable[object]) -> list[str]:
+    """The members of a list or set reply as text (see `text`); anything else (a score
+    pair, from a command asked without scores) is a reply we do not understand."""
+    members = []
+    for reply in replies:
+        if not isinstance(reply, bytes | str):
+            raise StateError(f"unexpected reply from the state store: {reply!r}")
+        members.append(text(reply))
+    return members
 
 
 class RedisDb:

@@ -13,7 +13,7 @@ from abc import ABC, abstractmethod
 from redis.asyncio import Redis
 
 from bot.state.codec import Record, decode, encode
-from bot.state.redis_db import RedisDb
+from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
 
 RUNNING = "running"
@@ -128,11 +128,11 @@ class RedisSessions(Sessions):
 
     async def running(self) -> list[str]:
         members = await self._db.run(lambda c: c.smembers(self._running))
-        return sorted(members)
+        return sorted(texts(members))
 
     async def prune(self, idle_since: float, limit: int) -> int:
         # Sessions expire by themselves; only drop running marks whose session is gone.
-        members = sorted(await self._db.run(lambda c: c.smembers(self._running)))[:limit]
+        members = sorted(texts(await self._db.run(lambda c: c.smembers(self._running))))[:limit]
         gone = [m for m in members if not await self.exists(m)]
         if gone:
             await self._db.run(lambda c: c.srem(self._running, *gone))
