@@ -382,11 +382,13 @@ class Runner:
             if isinstance(outcome, ApprovalRequired):  # the grant did not match: ask again
                 again = await self.pause(call, outcome)
                 summary = "not run; it needs approval again"
-            else:
+            elif isinstance(outcome, ToolReply):
                 self.append_result(call, outcome)
                 summary = outcome.summary or outcome.content[:200]
-                if isinstance(outcome, ToolReply):
-                    undo = (outcome.undo_id, outcome.undo_reason)
+                undo = (outcome.undo_id, outcome.undo_reason)
+            else:  # only a SQL call waits for approval, and it never asks a question
+                self.append_result(call, outcome)
+                summary = "not run; it needs the person"
         else:
             summary = f"denied by {approver}; not executed"
             await record_pending(self.parts.audit, pending, approver, "denied")

@@ -34,12 +34,20 @@ _SLACK_ERRORS = (SlackApiError, OSError, TimeoutError)
 
 
 class StepEvent(Protocol):
-    """A step of a run as the agent reports it (bot/agent/outcomes.py: Step)."""
+    """A step of a run as the agent reports it (bot/agent/outcomes.py: Step). Read-only, so
+    the agent's frozen dataclass, whose status is a narrower literal, satisfies it."""
 
-    id: str
-    title: str
-    status: str  # in_progress | complete | error
-    details: str | None
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def title(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...  # in_progress | complete | error
+
+    @property
+    def details(self) -> str | None: ...
 
 
 @dataclass

@@ -53,8 +53,28 @@ class Proposal:
 
     @classmethod
     def from_json(cls, key: str, data: dict[str, Any]) -> Proposal:
-        fields = {name: data.get(name) for name in cls.__dataclass_fields__ if name != "id"}
-        return cls(id=key, **fields)
+        """A stored record (this class's own to_json()); TypeError or KeyError when it is
+        not one."""
+        return cls(
+            id=key,
+            session_id=_text(data["session_id"]),
+            channel=_text(data["channel"]),
+            thread_ts=_text(data["thread_ts"]),
+            sql=_text(data["sql"]),
+            database=_text_or_none(data.get("database")),
+            created_at=float(data["created_at"]),
+            chosen=_text_or_none(data.get("chosen")),
+        )
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"expected text, got {type(value).__name__}")
+    return value
+
+
+def _text_or_none(value: object) -> str | None:
+    return None if value is None else _text(value)
 
 
 class Proposals:

@@ -11,6 +11,7 @@ import json
 import logging
 import re
 from datetime import UTC, datetime
+from typing import TypedDict
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
@@ -72,6 +73,10 @@ async def _post_message(
         await client.chat_postMessage(channel=channel, thread_ts=thread_ts, **plain)
 
 
+class _Blocks(TypedDict, total=False):
+    blocks: str  # the message, as JSON, that the file share carries
+
+
 async def post_result(
     client: AsyncWebClient,
     channel: str,
@@ -86,19 +91,25 @@ async def post_result(
     if not result.rows:
         await _post_message(client, channel, thread_ts, result, preview_rows)
         return
-    upload = {
-        "channel": channel,
-        "thread_ts": thread_ts,
-        "content": to_csv(result),
-        "filename": csv_filename(result),
-        "title": file_title(result),
-        "snippet_type": "csv",
-    }
+    content, filename, title = to_csv(result), csv_filename(result), file_title(result)
+
+    async def upload(blocks: str | None = None) -> None:
+        shown: _Blocks = {} if blocks is None else {"blocks": blocks}  # none: the file alone
+        await client.files_upload_v2(
+            channel=channel,
+            thread_ts=thread_ts,
+            content=content,
+            filename=filename,
+            title=title,
+            snippet_type="csv",
+            **shown,
+        )
+
     message = result_message(result, preview_rows)
     try:
-        await client.files_upload_v2(**upload, blocks=json.dumps(message["blocks"]))
+        await upload(json.dumps(message["blocks"]))
     except SlackApiError as exc:
         if not _refused_blocks(exc):
             raise
         await _post_message(client, channel, thread_ts, result, preview_rows)
-        await client.files_upload_v2(**upload)
+        await upload()

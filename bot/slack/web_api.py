@@ -120,7 +120,7 @@ class PacedWebClient(AsyncWebClient):
         self.pacer = pacer or ChannelPacer()
         self.unreachable: dict[str, str] = {}  # channel → Slack's error, for /health
 
-    async def api_call(  # type: ignore[override]
+    async def api_call(
         self, api_method: str, *, json: dict[str, Any] | None = None, **kwargs: Any
     ) -> AsyncSlackResponse:
         body = json if json is not None else kwargs.get("data") or kwargs.get("params") or {}

@@ -83,7 +83,7 @@ def table_ref(table: exp.Table) -> TableRef:
 # --- building blocks ----------------------------------------------------------------------
 
 
-def _read_only(select: exp.Expression | None) -> str | None:
+def _read_only(select: exp.Expr | None) -> str | None:
     """The SQL of a query we built, only if the classifier agrees it only reads."""
     if select is None:
         return None
@@ -91,7 +91,7 @@ def _read_only(select: exp.Expression | None) -> str | None:
     return sql if classify(sql).risk is Risk.READ_ONLY else None
 
 
-def _explain(select: exp.Expression) -> str | None:
+def _explain(select: exp.Expr) -> str | None:
     sql = _read_only(select)
     return None if sql is None else exp.Describe(this=select.copy()).sql(dialect="mysql")
 
@@ -233,7 +233,7 @@ def _measure(
     references: list[exp.Table],
     written: list[exp.Table],
     keys: Keys,
-    preview: list[exp.Expression],
+    preview: list[exp.Expr],
     preview_rows: int,
 ) -> Plan:
     multi = len(references) > 1
@@ -256,7 +256,7 @@ def _measure(
     )
 
 
-def _key_columns(table: exp.Table, keys: Keys) -> list[exp.Expression]:
+def _key_columns(table: exp.Table, keys: Keys) -> list[exp.Expr]:
     return [_column(table, name) for name in keys.get(table_ref(table), ())]
 
 
@@ -268,7 +268,7 @@ def _update(tree: exp.Update, keys: Keys, preview_rows: int) -> Plan:
     if not references or not tree.expressions:
         return Plan("UPDATE", problem="its tables or its SET clause could not be read")
     written: list[exp.Table] = []
-    preview: list[exp.Expression] = []
+    preview: list[exp.Expr] = []
     for assignment in tree.expressions:
         if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
             return Plan("UPDATE", problem="its SET clause could not be read")
@@ -316,7 +316,7 @@ def _delete(tree: exp.Delete, keys: Keys, preview_rows: int) -> Plan:
         if not found:
             return Plan("DELETE", problem=f"it deletes from {item.name}, which it does not join")
         written.extend(t for t in found if t not in written)
-    preview: list[exp.Expression] = []
+    preview: list[exp.Expr] = []
     for table in written:
         preview.append(exp.Column(this=exp.Star(), table=exp.to_identifier(_label(table))))
     return _measure(

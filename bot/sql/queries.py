@@ -118,7 +118,8 @@ def parse(code: str) -> tuple[exp.Expression | None, str]:
     sqlglot = _SQLGLOT
     try:
         parsed = sqlglot.parser.parse(sqlglot.tokenizer.tokenize(code), code)
-        trees = [tree for tree in parsed if tree is not None]
+        # Every node class sqlglot builds is an Expression (Expr alone is its traits' base).
+        trees = [tree for tree in parsed if isinstance(tree, exp.Expression)]
     except Exception as error:  # fail closed on any parser failure
         first_line = str(error).strip().splitlines()[0] if str(error).strip() else ""
         return None, f"{type(error).__name__}: {first_line.split(' <Token')[0]}"[:160]

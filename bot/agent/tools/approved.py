@@ -15,8 +15,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
 from bot.agent.outcomes import PendingApproval
 from bot.agent.tools.base import ToolContext, ToolReply
@@ -37,7 +37,24 @@ from bot.state.executions import ExecutionRecord, Executions, Phase, UndoRecord
 from bot.state.grants import GrantClaim, Grants, GrantScope
 
 T = TypeVar("T")
-Audit = Callable[..., Awaitable[None]]
+
+
+class Audit(Protocol):
+    """Records one statement of the call in the audit log, with the call's shared fields."""
+
+    async def __call__(
+        self,
+        *,
+        risk: str,
+        sql: str,
+        outcome: str,
+        rows: int | None = None,
+        error: str | None = None,
+        duration_ms: float | None = None,
+        execution_id: str | None = None,
+    ) -> None: ...
+
+
 Reply = Callable[[Execution], ToolReply]
 
 MIXED_DDL = (

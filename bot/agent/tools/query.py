@@ -65,17 +65,34 @@ class _Audit:
 
     def __init__(self, context: ToolContext, database: str, environment: str) -> None:
         self._context = context
-        self._shared = {
-            "session_id": context.session_id,
-            "requester": context.requester.user_id,
-            "approver": context.approver,
-            "database": database,
-            "environment": environment,
-        }
+        self._database = database
+        self._environment = environment
 
-    async def __call__(self, *, risk: str, sql: str, outcome: str, **details: Any) -> None:
-        await self._context.audit.record(
-            **self._shared, risk=risk, sql=sql, outcome=outcome, **details
+    async def __call__(
+        self,
+        *,
+        risk: str,
+        sql: str,
+        outcome: str,
+        rows: int | None = None,
+        error: str | None = None,
+        duration_ms: float | None = None,
+        execution_id: str | None = None,
+    ) -> None:
+        context = self._context
+        await context.audit.record(
+            session_id=context.session_id,
+            requester=context.requester.user_id,
+            approver=context.approver,
+            database=self._database,
+            environment=self._environment,
+            risk=risk,
+            sql=sql,
+            outcome=outcome,
+            rows=rows,
+            error=error,
+            duration_ms=duration_ms,
+            execution_id=execution_id,
         )
 
 
