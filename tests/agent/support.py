@@ -4,6 +4,7 @@ behind the agent's back."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import time
 from collections.abc import Awaitable, Callable
@@ -16,7 +17,7 @@ from bot.config import Approvals, DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
 from bot.state import State
 from tests.fakes.model_server import FakeModelServer
-from tests.schemas import run_schema
+from tests.schemas import RUN_SUFFIX, run_schema
 
 # The tools each mode offers: the DESIGN's, plus ask_user (issue 6), which executes nothing.
 ASK_TOOLS = frozenset(
@@ -106,14 +107,32 @@ async def query(url: str, sql: str) -> list[tuple]:
         connection.close()
 
 
+# Only this run's connections count (their default schema ends in its suffix): another run
+# on the same server, or another checkout's tests, may be running the same slow read.
+_OURS = (
+    "SELECT id FROM information_schema.PROCESSLIST "
+    "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%' "
+    f"AND DB LIKE '%{RUN_SUFFIX}'"
+)
+
+
 async def statement_running(url: str) -> bool:
-    """Whether SLOW_READ (alone or inside a statement) is running on the server now."""
-    rows = await query(
-        url,
-        "SELECT id FROM information_schema.PROCESSLIST "
-        "WHERE INFO LIKE '%seq_1_to_100000 AS b%' AND INFO NOT LIKE '%PROCESSLIST%'",
-    )
-    return bool(rows)
+    """Whether SLOW_READ (alone or inside a statement) is running on the server now, on one
+    of this run's connections."""
+    return bool(await query(url, _OURS))
+
+
+async def no_slow_read_left(url: str) -> None:
+    """Kill what an earlier test left of SLOW_READ and wait until the server has let go of it,
+    so a test that waits for *its* statement to run never sees an earlier one."""
+    for (thread_id,) in await query(url, _OURS):
+        with contextlib.suppress(Exception):  # it may have ended in between
+            await query(url, f"KILL QUERY {int(thread_id)}")
+    await wait_for(lambda: _none_left(url), timeout_s=30.0)
+
+
+async def _none_left(url: str) -> bool:
+    return not await statement_running(url)
 
 
 async def wait_for(condition: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:

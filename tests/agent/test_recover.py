@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from bot.agent import (
     Agent,
     Answer,
@@ -26,6 +28,7 @@ from tests.agent.support import (
     SLOW_READ,
     STAGING,
     AgentFactory,
+    no_slow_read_left,
     statement_running,
     wait_for,
 )
@@ -45,6 +48,11 @@ def ask(agent: Agent, text: str) -> asyncio.Task[object]:
     return asyncio.create_task(
         agent.handle_message(SESSION, text, requester=REQUESTER, mode=Mode.AGENT)
     )
+
+
+@pytest.fixture(autouse=True)
+async def no_slow_read_from_an_earlier_test(shop_url: str) -> None:
+    await no_slow_read_left(shop_url)
 
 
 async def test_a_run_that_was_thinking_is_resumed_after_a_restart(

@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from bot.agent import Agent, Answer, Outcome, SessionStatus, Stopped
 from bot.agent.loop import open_calls
 from bot.config import Mode
@@ -16,6 +18,7 @@ from tests.agent.support import (
     SLOW_READ,
     STAGING,
     AgentFactory,
+    no_slow_read_left,
     statement_running,
     wait_for,
 )
@@ -32,6 +35,11 @@ def start(agent: Agent, text: str = "count everything") -> asyncio.Task[Outcome]
     return asyncio.create_task(
         agent.handle_message(SESSION, text, requester=REQUESTER, mode=Mode.AGENT)
     )
+
+
+@pytest.fixture(autouse=True)
+async def no_slow_read_from_an_earlier_test(shop_url: str) -> None:
+    await no_slow_read_left(shop_url)
 
 
 async def test_stop_kills_the_running_statement_on_the_server_within_two_seconds(

@@ -7,10 +7,12 @@ import asyncio
 import time
 from collections.abc import Awaitable, Callable
 
+import pytest
+
 from bot.slack.app import services_of_app
 from bot.slack.sessions import Thread
 from bot.state.grants import GrantScope
-from tests.agent.support import SLOW_READ, statement_running
+from tests.agent.support import SLOW_READ, no_slow_read_left, statement_running
 from tests.fakes.model_server import answer_once_released, call, calls, say
 from tests.fakes.slack_server import TEAM_ID
 from tests.slack.conftest import APPROVER, CHANNEL, STAGING, SlackHarness
@@ -33,6 +35,11 @@ async def crash_and_restart(harness: SlackHarness) -> None:
     await services_of_app(harness.app).queues.cancel()
     await harness.stop()
     await harness.start()
+
+
+@pytest.fixture(autouse=True)
+async def no_slow_read_from_an_earlier_test(harness: SlackHarness) -> None:
+    await no_slow_read_left(harness.shop_url)
 
 
 async def test_a_run_cut_off_while_thinking_is_answered_after_the_restart(
