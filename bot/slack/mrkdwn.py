@@ -45,11 +45,24 @@ def escape(text: str) -> str:
 _UNUSUAL_SPACES = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
 
 
+# What a one-line rendering folds: only the whitespace a reader can see. str.split() would
+# also fold CR, U+2028, no-break spaces and the like, hiding the very characters `shown`
+# makes visible.
+_VISIBLE_WHITESPACE_RUN = re.compile(r"[ \t\n]+")
+
+
 def shown(text: str) -> str:
     """Text from the model or a server, escaped, with every character that could hide or
     reorder what a reader sees marked as <U+XXXX>."""
     marked = _UNUSUAL_SPACES.sub(lambda match: f"<U+{ord(match.group()):04X}>", visible(text))
     return escape(marked)
+
+
+def one_line(text: str) -> str:
+    """Text on one line, still raw (mark and escape it after cutting, so no marker is cut):
+    runs of spaces, tabs and newlines become one space, and nothing invisible is folded away
+    with them."""
+    return _VISIBLE_WHITESPACE_RUN.sub(" ", text).strip(" ")
 
 
 def code_text(text: str) -> str:

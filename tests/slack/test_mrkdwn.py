@@ -6,7 +6,9 @@ import re
 
 import pytest
 
-from bot.slack.mrkdwn import FENCE, escape, split, to_mrkdwn, truncate
+from bot.slack.blocks.home import sql_head
+from bot.slack.blocks.result_table import sql_context
+from bot.slack.mrkdwn import FENCE, escape, one_line, split, to_mrkdwn, truncate
 
 CONVERSIONS = [
     # (model text, mrkdwn, reason)
@@ -150,3 +152,24 @@ def test_a_no_break_space_in_a_name_is_shown():
     from bot.slack.mrkdwn import code_text
 
     assert code_text("DROP TABLE x\u00a0") == "DROP TABLE x&lt;U+00A0&gt;"
+
+
+ONE_LINE_CASES = [
+    ("a \n\t b", "a b", "spaces, tabs and newlines a reader sees fold to one space"),
+    ("a\rOR 1=1", "a\rOR 1=1", "a carriage return is kept, for shown() to mark"),
+    ("t\u00a0", "t\u00a0", "a no-break space is part of a name to the server"),
+    ("a\u2028b", "a\u2028b", "a line separator is kept, for shown() to mark"),
+    ("  padded  ", "padded", "the ends are trimmed"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected", "reason"), ONE_LINE_CASES)
+def test_one_line_folds_only_visible_whitespace(text: str, expected: str, reason: str) -> None:
+    assert one_line(text) == expected, reason
+
+
+def test_a_carriage_return_in_sql_on_one_line_is_marked_not_hidden() -> None:
+    sql = "UPDATE t SET a = 1\rWHERE id = 1 OR 1=1"
+    assert "<U+000D>" in sql_head(sql).replace("&lt;", "<").replace("&gt;", ">")
+    context = sql_context(sql)["elements"][0]["text"]
+    assert "<U+000D>" in context.replace("&lt;", "<").replace("&gt;", ">")

@@ -47,9 +47,9 @@ def _header(text: str) -> Block:
 
 
 def sql_head(sql: str) -> str:
-    flat = " ".join(sql.split())
+    flat = mrkdwn.one_line(sql)
     head = flat if len(flat) <= SQL_HEAD_CHARS else flat[: SQL_HEAD_CHARS - 1] + "…"
-    return mrkdwn.escape(head).replace("`", "ˋ")
+    return mrkdwn.shown(head).replace("`", "ˋ")
 
 
 def _card(card: WaitingCard, now: float) -> list[Block]:

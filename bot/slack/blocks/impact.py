@@ -92,7 +92,7 @@ def _facts(statement: StatementImpact) -> list[str]:
 
 
 def _cell(cell: Cell) -> str:
-    text = "NULL" if cell is None else " ".join(str(cell).split())
+    text = "NULL" if cell is None else mrkdwn.one_line(str(cell))
     text = text if len(text) <= _PREVIEW_CELL_CHARS else text[: _PREVIEW_CELL_CHARS - 1] + "…"
     return text.replace("`", "ˋ")
 
