@@ -11,7 +11,8 @@ statement reaches, whether a grant matches). Its messages tell the model what to
 
 Before that table applies, a statement must stay inside its database:
 - reads (a query's, and a write's sources) touch only the database's own schema, the schemas
-  its configuration lists in `read_schemas`, and information_schema;
+  its configuration lists in `read_schemas`, and information_schema's rows about those
+  (a query's catalog reads run through a filter, bot.sql.catalog_reads; a change's cannot);
 - writes change only the own schema, counting what they reach on the server: the bodies of
   procedures they CALL, the triggers their writes fire and the foreign keys that cascade
   from them (bot.db.reach). Anything that reaches the whole server is refused.
@@ -25,6 +26,7 @@ from dataclasses import dataclass
 
 from bot.config import DatabaseConfig, Environment
 from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
+from bot.sql.catalog_reads import Unconfined, confine, is_catalog, reads_rows_whole
 from bot.sql.lexical import first_foreign_space, has_executable_comment
 from bot.sql.risk import Classification, Risk
 from bot.sql.statements import changes_how_sql_is_read, switches_checks, texts_it_runs
@@ -34,6 +36,9 @@ from bot.sql.statements import changes_how_sql_is_read, switches_checks, texts_i
 class Run:
     read_only: bool
     use_replica: bool = False
+    # What runs, statement by statement, when it is not the statements as written: reads of
+    # information_schema confined to rows about the database's schemas (bot.sql.catalog_reads).
+    texts: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +104,15 @@ IMPLICIT_COMMIT = (
 _DDL_WORDS = frozenset(
     {"CREATE", "ALTER", "DROP", "RENAME", "TRUNCATE", "OPTIMIZE", "ANALYZE", "REPAIR", "CHECK"}
 )
+CHANGE_READS_CATALOG = (
+    "Blocked: statement {number} reads information_schema rows, which a change cannot read "
+    "confined to this database's schemas (it runs exactly as approved). Query "
+    "information_schema first, then write the values it gave."
+)
+CATALOG_VIA = (
+    "Blocked: the statement reads information_schema.{view} through {via}; rows read inside "
+    "a view or stored program cannot be confined to this database's schemas."
+)
 HIDDEN_KEYS = (
     "Blocked: the database account may not see the foreign keys other schemas' tables hold "
     "on {schema} (information_schema lists a key only to holders of a privilege on its "
@@ -153,6 +167,31 @@ def _foreign_reads(
             if schema == SERVER_WIDE or not any(reach.same_schema(schema, a) for a in allowed):
                 foreign.append(_name(reaching))
     return foreign
+
+
+def _confined(
+    classification: Classification,
+    found: tuple[Reached, ...],
+    reach: ServerReach,
+    database: DatabaseConfig,
+) -> tuple[str, ...] | Refused:
+    """What runs: each statement with its information_schema reads confined to rows about the
+    schemas the database may read; Refused when that cannot be done."""
+    for reached_by in found:
+        for reaching in reached_by.reads:
+            table = reaching.table
+            if reaching.via and is_catalog(table) and not reads_rows_whole(table.name):
+                return Refused(CATALOG_VIA.format(view=table.name, via=reaching.via))
+    schemas = [s for s in (reach.schema, *database.read_schemas) if s]
+    texts: list[str] = []
+    for number, statement in enumerate(classification.statements, 1):
+        text = confine(statement, schemas, folds=reach.folds())
+        if isinstance(text, Unconfined):
+            return Refused(text.reason)
+        if text != statement.text and not classification.is_read_only:
+            return Refused(CHANGE_READS_CATALOG.format(number=number))
+        texts.append(text)
+    return tuple(texts)
 
 
 def _not_as_judged(classification: Classification) -> str | None:
@@ -225,8 +264,16 @@ def decide(
             f"schema {own}{extra}; reads stay in the database's own schema (and its "
             "configured read_schemas)."
         )
+    texts = _confined(classification, found, reach, database)
+    if isinstance(texts, Refused):
+        return texts
     if risk is Risk.READ_ONLY:
-        return Run(read_only=True, use_replica=database.read_url is not None)
+        as_written = all(t == s.text for t, s in zip(texts, classification.statements, strict=True))
+        return Run(
+            read_only=True,
+            use_replica=database.read_url is not None,
+            texts=None if as_written else texts,
+        )
     if database.environment is Environment.PRODUCTION:
         return Refused(PRODUCTION_WRITE)
     if not reach.programs_read:

@@ -533,8 +533,13 @@ READS_TABLE = [
     (R, (MYSQL_USER,), 0, Refused, "mysql.user is outside the database"),
     (R, (TableRef(None, "orders"),), 0, Run, "unqualified reads are the own schema"),
     (R, (ARCHIVE,), 0, Run, "read_schemas are readable"),
-    (R, (TableRef("information_schema", "TABLES"),), 0, Run, "information_schema is readable"),
-    (R, (TableRef("INFORMATION_SCHEMA", "tables"),), 0, Run, "in any case"),
+    (
+        R,
+        (TableRef("information_schema", "TABLES"),),
+        0,
+        Refused,
+        "a catalog read its text does not write out cannot be confined",
+    ),
     (R, (TableRef("SHOP", "orders"),), 0, Refused, "SHOP is not shop when case is kept"),
     (R, (TableRef("SHOP", "orders"),), 1, Run, "SHOP is shop when case folds"),
     (R, (TableRef("performance_schema", "threads"),), 0, Refused, "nor other system schemas"),
@@ -551,6 +556,65 @@ def test_reads_are_confined(risk, reads, folds, expected, why):
     made = classification(risk, *targets, reads=reads)
     decision = decide(made, database("staging"), granted=False, reach=server(folds=folds))
     assert isinstance(decision, expected), f"{why}: {decision}"
+
+
+CATALOG_TABLE = [
+    # (sql, risk of the statement, confined: what runs contains this; or the refusal's words)
+    (
+        "SELECT TABLE_NAME FROM information_schema.TABLES",
+        "FROM (SELECT * FROM information_schema.`TABLES` WHERE BINARY TABLE_SCHEMA IN"
+        " (X'73686f70', X'73686f705f61726368697665')) AS `TABLES`",
+        "a query of the catalog runs through a filter on the own schema",
+    ),
+    (
+        "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.tables",
+        "X'73686f705f61726368697665')) AS `tables`",
+        "information_schema in any case, the view keeping its name as written",
+    ),
+    (
+        "SELECT * FROM information_schema.ENGINES",
+        "SELECT * FROM information_schema.ENGINES",
+        "a view about no schema runs as written",
+    ),
+    ("SHOW DATABASES", "information_schema.SCHEMATA", "SHOW DATABASES lists every schema"),
+    (
+        "SELECT * FROM information_schema.USER_PRIVILEGES",
+        "privileges held on the whole server",
+        "a view about the server's accounts is refused",
+    ),
+    (
+        "INSERT INTO t SELECT TABLE_NAME FROM information_schema.TABLES",
+        "a change cannot read",
+        "a change runs as approved, so it cannot be confined: refused",
+    ),
+    (
+        "INSERT INTO t SELECT VARIABLE_VALUE FROM information_schema.GLOBAL_VARIABLES",
+        "",
+        "a change may read a view about no schema",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "words", "why"), CATALOG_TABLE, ids=[r[-1] for r in CATALOG_TABLE])
+def test_catalog_reads_are_confined_to_the_own_schema(sql, words, why):
+    decision = decide(classify(sql), database("staging"), granted=True, reach=server())
+    if isinstance(decision, Refused):
+        assert words in decision.reason, why
+        return
+    assert isinstance(decision, Run), why
+    texts = decision.texts or (sql,)
+    assert words in texts[0], why
+
+
+def test_a_catalog_view_read_through_a_view_is_refused():
+    over_catalog = view("v", TableRef("information_schema", "COLUMNS"))
+    decision = decide(
+        classification(R, reads=(TableRef(None, "v"),)),
+        database("staging"),
+        granted=False,
+        reach=ServerReach("shop", 0, programs_read=True, views=(over_catalog,)),
+    )
+    assert isinstance(decision, Refused) and "through view" in decision.reason
 
 
 def test_a_refused_read_says_plainly_what_it_reads():

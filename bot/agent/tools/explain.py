@@ -18,7 +18,7 @@ from bot.agent.tools.base import (
     error,
 )
 from bot.db.reach import ReachError, look_up
-from bot.guard import Refused, decide
+from bot.guard import Refused, Run, decide
 
 # Statements that are already about plans or metadata: there is nothing to explain.
 _NOT_EXPLAINABLE = ("EXPLAIN", "DESC", "SHOW", "ANALYZE", "HELP")
@@ -52,7 +52,10 @@ async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolRe
     decision = decide(classification, db.config, granted=False, reach=reach)
     if isinstance(decision, Refused):
         return error(decision.reason)
-    plan = await db.explain(statement.text)
+    # A plan of information_schema reads is the plan of their confined form (planning runs
+    # constant subqueries, so the plan of the unconfined one could leak other schemas' rows).
+    texts = decision.texts if isinstance(decision, Run) else None
+    plan = await db.explain(texts[0] if texts else statement.text)
     try:
         parsed = json.loads(plan)
     except ValueError:

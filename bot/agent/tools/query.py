@@ -96,12 +96,16 @@ class _Audit:
         )
 
 
-async def _record_execution(audit: _Audit, classification: Classification, run: Execution) -> None:
-    for statement, outcome in zip(classification.statements, run.outcomes, strict=False):
+async def _record_execution(
+    audit: _Audit, classification: Classification, texts: list[str], run: Execution
+) -> None:
+    """One record per statement that ran, with the text that reached the server."""
+    ran = zip(classification.statements, texts, run.outcomes, strict=False)
+    for statement, text, outcome in ran:
         rows = outcome.result.row_count if outcome.result is not None else outcome.affected_rows
         await audit(
             risk=statement.risk.value,
-            sql=statement.text,
+            sql=text,
             outcome="executed",
             rows=rows,
             duration_ms=outcome.duration_ms,
@@ -197,7 +201,8 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             reply=lambda run: _reply(args.database, args.sql, run, capped_at, args.chart),
             limit=limit,
         )
-    statements = [statement.text for statement in classification.statements]
+    # A read of information_schema runs confined to rows about the database's schemas.
+    statements = list(decision.texts or (s.text for s in classification.statements))
     try:
         run = await db.execute(
             statements,
@@ -207,14 +212,15 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         )
     except DbError as exc:
         done = Execution(args.database, exc.outcomes)
-        await _record_execution(audit, classification, done)
-        failed = classification.statements[min(len(exc.outcomes), len(statements) - 1)]
-        await audit(risk=failed.risk.value, sql=failed.text, outcome="error", error=exc.message)
+        await _record_execution(audit, classification, statements, done)
+        at = min(len(exc.outcomes), len(statements) - 1)
+        failed = classification.statements[at]
+        await audit(risk=failed.risk.value, sql=statements[at], outcome="error", error=exc.message)
         text = f"Error: {exc.message}"
         if exc.outcomes:
             text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
         return ToolReply(text, summary=text)
-    await _record_execution(audit, classification, run)
+    await _record_execution(audit, classification, statements, run)
     return _reply(args.database, args.sql, run, capped_at, args.chart)
 
 

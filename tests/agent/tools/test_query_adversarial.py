@@ -249,29 +249,94 @@ async def test_a_view_in_a_read_schema_is_read_through_too(agent: Agent, home: s
     assert isinstance(outcome, Failed) and AWAY in outcome.message
 
 
-OPEN = pytest.mark.xfail(
-    strict=True,
-    reason="open: information_schema is read whole, not only its rows about the own schema",
-)
-
-
-@OPEN
-@pytest.mark.parametrize(
-    "sql",
-    [
+CATALOG_PEEKS = [
+    # (sql, why); a why ending in "." asks about other schemas only: no row may come back
+    (
         f"SELECT TABLE_NAME, COLUMN_NAME FROM information_schema.COLUMNS"
         f" WHERE TABLE_SCHEMA = '{AWAY}'",
+        "another schema's columns.",
+    ),
+    (
         f"SELECT ROUTINE_NAME FROM information_schema.ROUTINES WHERE ROUTINE_SCHEMA = '{AWAY}'",
-        f"SHOW PROCEDURE STATUS WHERE Db = '{AWAY}'",
-    ],
-)
+        "another schema's routines.",
+    ),
+    (f"SHOW PROCEDURE STATUS WHERE Db = '{AWAY}'", "SHOW lists every schema's routines."),
+    ("SHOW DATABASES", "SHOW lists every schema"),
+    (
+        "SELECT GROUP_CONCAT(DISTINCT TABLE_SCHEMA) FROM information_schema.TABLES",
+        "an aggregate over the whole catalog",
+    ),
+    (
+        f"SELECT s.SCHEMA_NAME FROM information_schema.SCHEMATA s"
+        f" WHERE s.SCHEMA_NAME = '{AWAY}' OR 1 = 1",
+        "the query's own WHERE cannot widen the filter",
+    ),
+    (
+        f"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{HOME.upper()}'",
+        "the case variant of the own schema is another schema (lower_case_table_names=0).",
+    ),
+    (
+        "SELECT x.TABLE_SCHEMA FROM (SELECT * FROM INFORMATION_SCHEMA.`tables`) x"
+        " UNION SELECT ROUTINE_SCHEMA FROM information_schema.routines",
+        "a derived table and a union, in other spellings",
+    ),
+    (
+        "SELECT TABLE_SCHEMA FROM information_schema.TABLES"
+        f" WHERE TABLE_SCHEMA = CONCAT('{HOME}', X'c2a0')",
+        "the look-alike schema with a trailing no-break space.",
+    ),
+    (
+        f"SELECT * FROM t WHERE id = (SELECT COUNT(*) FROM information_schema.ROUTINES"
+        f" WHERE ROUTINE_SCHEMA = '{AWAY}')",
+        "a subquery answering a question about another schema.",
+    ),
+]
+
+
+def _schemas_in(rows: list[tuple[object, ...]]) -> set[str]:
+    """Every schema name a cell shows (GROUP_CONCAT's lists split)."""
+    return {part for row in rows for cell in row for part in str(cell).split(",")}
+
+
+@pytest.mark.parametrize(("sql", "why"), CATALOG_PEEKS, ids=[why for _, why in CATALOG_PEEKS])
 async def test_information_schema_rows_about_other_schemas_are_not_read(
-    agent: Agent, home: str, mysql_url: str, sql: str
+    agent: Agent, home: str, mysql_url: str, sql: str, why: str
 ) -> None:
-    await run_statements(mysql_url, [f"CREATE PROCEDURE {AWAY}.hidden() SELECT 1"])
+    await run_statements(
+        mysql_url,
+        [
+            f"CREATE PROCEDURE {AWAY}.hidden() SELECT 1",
+            f"CREATE DATABASE IF NOT EXISTS `{HOME.upper()}`",
+            f"CREATE TABLE IF NOT EXISTS `{HOME.upper()}`.secret (a INT)",
+        ],
+    )
+    try:
+        outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    finally:
+        await run_statements(mysql_url, [f"DROP DATABASE IF EXISTS `{HOME.upper()}`"])
+    if isinstance(outcome, Failed):
+        assert outcome.message.startswith("Blocked:"), outcome.message
+        return
+    rows = [row for result in outcome.results for row in result.rows]
+    shown = _schemas_in(rows)
+    assert not shown & {AWAY, HOME.upper(), LOOKALIKE, "mysql"}, f"{why}: {rows}"
+    assert not any("hidden" in str(cell) or "secret" in str(cell) for row in rows for cell in row)
+    if why.endswith("."):
+        assert rows == [], f"{why}: {rows}"
+
+
+async def test_information_schema_rows_about_the_own_schema_are_read(agent: Agent) -> None:
+    sql = (
+        "SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE()"
+        " AND TABLE_NAME = 't'"
+    )
     outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
-    rows = [] if isinstance(outcome, Failed) else [r for x in outcome.results for r in x.rows]
-    assert rows == []
+    assert not isinstance(outcome, Failed), outcome
+    assert [row for result in outcome.results for row in result.rows] == [("t",)]
+    archive = f"SELECT TABLE_NAME FROM information_schema.VIEWS WHERE TABLE_SCHEMA = '{ARCHIVE}'"
+    outcome = await agent.run_statement(SESSION, database="home", sql=archive, requester=REQUESTER)
+    assert not isinstance(outcome, Failed), outcome
+    assert [row for result in outcome.results for row in result.rows] == [("window_away",)]
 
 
 @pytest.mark.xfail(

@@ -1,0 +1,140 @@
+"""Reads of information_schema confined to rows about the database's schemas: what runs for
+each statement, or why it is refused. One row per case, the reason in the row."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.sql.catalog_reads import ABOUT_NO_SCHEMA, ROWS_ABOUT_SCHEMAS, Unconfined, confine
+from bot.sql.risk import classify
+
+SHOP = "X'73686f70'"  # 'shop' as a hex literal
+FILTER = f"WHERE TABLE_SCHEMA = {SHOP} AND BINARY TABLE_SCHEMA IN ({SHOP})"
+
+
+def runs(sql: str, schemas: tuple[str, ...] = ("shop",), folds: bool = False) -> str | Unconfined:
+    (statement,) = classify(sql).statements
+    return confine(statement, schemas, folds=folds)
+
+
+# (sql, what runs, why)
+CONFINED = [
+    (
+        "SELECT TABLE_NAME FROM information_schema.TABLES",
+        f"SELECT TABLE_NAME FROM (SELECT * FROM information_schema.`TABLES` {FILTER}) AS `TABLES`",
+        "the view is read through a filter and keeps its name for the query's own references",
+    ),
+    (
+        "SELECT c.COLUMN_NAME FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = 'other'",
+        "SELECT c.COLUMN_NAME FROM (SELECT * FROM information_schema.`COLUMNS` "
+        "WHERE TABLE_SCHEMA = X'73686f70' AND BINARY TABLE_SCHEMA IN (X'73686f70')) c "
+        "WHERE c.TABLE_SCHEMA = 'other'",
+        "an alias stays the alias; the query's own WHERE cannot widen the filter",
+    ),
+    (
+        "SELECT COUNT(*) FROM information_schema.ROUTINES AS r",
+        "SELECT COUNT(*) FROM (SELECT * FROM information_schema.`ROUTINES` "
+        "WHERE ROUTINE_SCHEMA = X'73686f70' AND BINARY ROUTINE_SCHEMA IN (X'73686f70')) AS r",
+        "an aggregate counts only the confined rows",
+    ),
+    (
+        "SELECT * FROM `INFORMATION_SCHEMA` . /* c */ `schemata`",
+        "SELECT * FROM (SELECT * FROM information_schema.`schemata` WHERE SCHEMA_NAME = "
+        "X'73686f70' AND BINARY SCHEMA_NAME IN (X'73686f70')) AS `schemata`",
+        "quoted, spaced and commented names are the same view",
+    ),
+    (
+        "TABLE information_schema.VIEWS ORDER BY 1",
+        "SELECT * FROM (SELECT * FROM information_schema.`VIEWS` WHERE TABLE_SCHEMA = "
+        "X'73686f70' AND BINARY TABLE_SCHEMA IN (X'73686f70')) AS `VIEWS` ORDER BY 1",
+        "TABLE v is SELECT * FROM v",
+    ),
+    (
+        "SELECT * FROM information_schema.ENGINES",
+        "SELECT * FROM information_schema.ENGINES",
+        "a view about no schema runs as written",
+    ),
+    (
+        "DESCRIBE information_schema.COLUMNS",
+        "DESCRIBE information_schema.COLUMNS",
+        "a view's own columns are no schema's rows",
+    ),
+    (
+        "SHOW OPEN TABLES FROM shop",
+        "SHOW OPEN TABLES FROM shop",
+        "SHOW OPEN TABLES of one schema is confined by the guard's read of that schema",
+    ),
+    ("SELECT * FROM orders", "SELECT * FROM orders", "no catalog read: as written"),
+]
+
+
+@pytest.mark.parametrize(("sql", "expected", "why"), CONFINED, ids=[r[-1] for r in CONFINED])
+def test_what_runs_for_a_catalog_read(sql, expected, why):
+    assert runs(sql) == expected, why
+
+
+# (sql, words of the refusal, why)
+REFUSED = [
+    ("SHOW DATABASES", "information_schema.SCHEMATA", "every schema's name"),
+    ("SHOW SCHEMAS LIKE 's%'", "information_schema.SCHEMATA", "the synonym"),
+    ("SHOW PROCEDURE STATUS WHERE Db = 'x'", "ROUTINES", "every schema's procedures"),
+    ("SHOW FUNCTION STATUS", "ROUTINES", "every schema's functions"),
+    ("SHOW PACKAGE BODY STATUS", "ROUTINES", "every schema's packages"),
+    ("SHOW OPEN TABLES", "FROM the database's schema", "open tables of every schema"),
+    ("SHOW ENGINE INNODB STATUS", "deadlocks", "InnoDB's status names other schemas' rows"),
+    ("SHOW ENGINE INNODB MUTEX", "the engine's state", "and its mutexes"),
+    ("SHOW TABLE_STATISTICS", "information_schema.TABLE_STATISTICS", "every schema's tables"),
+    ("SHOW INDEX_STATISTICS", "INDEX_STATISTICS", "every schema's indexes"),
+    ("SHOW USER_STATISTICS", "every account's activity", "other accounts"),
+    ("SHOW CLIENT_STATISTICS", "client host", "other clients"),
+    ("SHOW FULL PROCESSLIST", "information_schema.PROCESSLIST", "other connections' SQL"),
+    ("SHOW EXPLAIN FOR 12", "other connections", "another connection's plan"),
+    ("SELECT * FROM information_schema.INNODB_TRX", "transactions", "others' transactions"),
+    ("SELECT * FROM information_schema.INNODB_CMP_RESET", "reset", "a read that resets"),
+    ("SELECT * FROM information_schema.USER_STATISTICS", "account", "accounts' activity"),
+    ("SELECT * FROM information_schema.SEQUENCES", "not a view dbagent knows", "unknown view"),
+    (
+        "SELECT information_schema.TABLES.TABLE_NAME FROM information_schema.TABLES",
+        "names a column by its schema",
+        "a three-part column name would outlive the filter's alias",
+    ),
+    (
+        "SHOW TABLES WHERE Tables_in_shop IN (SELECT TABLE_NAME FROM information_schema.TABLES)",
+        "SHOW's subquery",
+        "a SHOW cannot be rewritten, so its catalog subquery cannot be confined",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "words", "why"), REFUSED, ids=[r[-1] for r in REFUSED])
+def test_a_catalog_read_that_cannot_be_confined_is_refused(sql, words, why):
+    refused = runs(sql)
+    assert isinstance(refused, Unconfined), why
+    assert refused.reason.startswith("Blocked: ") and words in refused.reason, why
+
+
+def test_several_schemas_are_listed_and_compared_as_bytes():
+    text = runs("SELECT * FROM information_schema.KEY_COLUMN_USAGE", ("shop", "shop_archive"))
+    assert isinstance(text, str)
+    listed = "X'73686f70', X'73686f705f61726368697665'"
+    assert f"BINARY TABLE_SCHEMA IN ({listed})" in text
+    assert f"(REFERENCED_TABLE_SCHEMA IS NULL OR BINARY REFERENCED_TABLE_SCHEMA IN ({listed}))" in (
+        text
+    ), "a key pointing into an unlisted schema is not shown"
+    assert "TABLE_SCHEMA = X" not in text, "the one-schema look-up only with one schema"
+
+
+def test_names_are_folded_only_when_the_server_folds_them():
+    text = runs("SELECT * FROM information_schema.TABLES", ("Shop",), folds=True)
+    assert isinstance(text, str) and "BINARY LOWER(TABLE_SCHEMA) IN (X'73686f70')" in text
+    kept = runs("SELECT * FROM information_schema.TABLES", ("Shop",), folds=False)
+    assert isinstance(kept, str) and "BINARY TABLE_SCHEMA IN (X'53686f70')" in kept
+
+
+def test_no_schema_to_read_shows_no_rows():
+    text = runs("SELECT * FROM information_schema.TABLES", ())
+    assert isinstance(text, str) and "WHERE FALSE" in text
+
+
+def test_every_view_of_the_catalog_tables_is_classified_once():
+    assert not set(ROWS_ABOUT_SCHEMAS) & ABOUT_NO_SCHEMA
