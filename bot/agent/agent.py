@@ -273,7 +273,23 @@ class Agent:
     ) -> Outcome:
         """A person's Run button: the same classifier, guard, grants and audit as
         execute_query, as the person who clicked. Reads run at once; a write on a
-        non-production database returns AwaitingApproval (a card); refusals are Failed."""
+        non-production database returns AwaitingApproval (a card); refusals are Failed.
+        `stop(session_id)` cancels it like a model's run (Stopped; its statement killed)."""
+
+        async def stopped(by: str) -> Outcome:
+            return Stopped("stopped before it finished", by=by)
+
+        work = self._run_statement(session_id, database, sql, requester, progress)
+        return await self._runs.run(session_id, work, stopped)
+
+    async def _run_statement(
+        self,
+        session_id: str,
+        database: str,
+        sql: str,
+        requester: Requester,
+        progress: Progress | None,
+    ) -> Outcome:
         context = self._direct_context(session_id, requester, approver=None)
         step = Step(uuid.uuid4().hex, f"Running query on {database}", "in_progress")
         if progress is not None:

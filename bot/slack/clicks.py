@@ -9,7 +9,7 @@ action time, user, action) and does nothing the second time.
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.slack.delivery import SLACK_ERRORS
@@ -69,6 +69,23 @@ class Click:
             state=state if isinstance(state, dict) else {},
             team=team if isinstance(team, str) and team else "T",
         )
+
+    def to_json(self) -> dict[str, Any]:
+        """The click as JSON, for the replica that can act on it (bot/state/stops.py)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Click | None:
+        """A forwarded click; None when it is not one."""
+        texts = ("user", "action_id", "value", "channel", "message_ts", "thread_ts", "key", "team")
+        optional = ("block_id", "trigger_id")
+        if not all(isinstance(data.get(name), str) for name in texts):
+            return None
+        if not all(data.get(name) is None or isinstance(data[name], str) for name in optional):
+            return None
+        state = data.get("state")
+        fields = {name: data[name] for name in texts} | {name: data.get(name) for name in optional}
+        return cls(**fields, state=state if isinstance(state, dict) else {})
 
     @property
     def thread(self) -> Thread:

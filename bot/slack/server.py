@@ -27,6 +27,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import ConfigError, Settings
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
+from bot.slack.listeners.actions.stop_run import listen_for_forwarded_stops
 from bot.slack.recovery import take_up, tell_interrupted
 from bot.slack.sessions import SessionQueues
 from bot.slack.web_api import api_session, make_client
@@ -183,6 +184,7 @@ async def serve(settings: Settings) -> None:
     stop, hurry = asyncio.Event(), asyncio.Event()
     _stop_on_signals(stop, hurry)
     app: AsyncApp | None = None
+    forwarded_stops: asyncio.Task[None] | None = None
     try:
         agent, databases, model, interrupted = await _build_agent(settings, state)
         client = make_client(settings, session=session)
@@ -192,6 +194,9 @@ async def serve(settings: Settings) -> None:
         await tell_interrupted(services, interrupted)
         take_up(services, interrupted)
         state.start_pruning()
+        forwarded_stops = asyncio.create_task(
+            listen_for_forwarded_stops(services), name="forwarded stops"
+        )
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -234,6 +239,10 @@ async def serve(settings: Settings) -> None:
         if app is not None:
             queues = services_of_app(app).queues
             await _finish_turns(queues, settings.slack.shutdown_grace_s, hurry)
+        if forwarded_stops is not None:
+            forwarded_stops.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await forwarded_stops
         _forget_signals()
         if databases is not None:
             await databases.close()

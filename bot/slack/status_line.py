@@ -8,7 +8,7 @@ import logging
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.agent.outcomes import Step
-from bot.slack.blocks.messages import status_message
+from bot.slack.blocks.working import working_message
 from bot.slack.delivery import SLACK_ERRORS
 from bot.slack.sessions import Thread
 
@@ -20,18 +20,24 @@ STATUS_GRACE_S = 1.0
 
 
 class StatusLine:
-    """A message in the thread that says what the bot is doing, updated as tools run and
-    deleted when the answer is posted.
+    """A message in the thread that says what the bot is doing (with Stop, when
+    `stoppable`), updated as tools run and deleted when the answer is posted.
 
     `show` returns at once: the latest line is posted in the background, and lines that
     arrive faster than Slack answers are coalesced, so progress never slows the run.
     """
 
     def __init__(
-        self, client: AsyncWebClient, thread: Thread, *, grace_s: float = STATUS_GRACE_S
+        self,
+        client: AsyncWebClient,
+        thread: Thread,
+        *,
+        grace_s: float = STATUS_GRACE_S,
+        stoppable: bool = False,
     ) -> None:
         self._client = client
         self._thread = thread
+        self._stop_for = thread.session_id if stoppable else None  # Stop's value
         self._grace_s = grace_s
         self._ts: str | None = None
         self._wanted: str | None = None
@@ -62,7 +68,7 @@ class StatusLine:
                 pass
         while self._wanted != self._shown and not self._closed.is_set():
             line = self._wanted or ""
-            message = status_message(line)
+            message = working_message(line, self._stop_for)
             try:
                 if self._ts is None:
                     response = await self._client.chat_postMessage(

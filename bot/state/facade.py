@@ -29,6 +29,7 @@ from bot.state.retention import Lifetimes, Pruner, lifetimes
 from bot.state.seen_events import RedisSeenEvents, SeenEvents, SqliteSeenEvents
 from bot.state.sessions import RedisSessions, Sessions, SqliteSessions
 from bot.state.sqlite_db import SqliteDb, private_directory
+from bot.state.stops import LocalStopRequests, RedisStopRequests, StopRequests
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +48,7 @@ class State:
     executions: Executions  # write-ahead records of approved changes, and before-images
     leases: SessionLeases  # a session's runs never overlap, in this process or any other
     posted: PostedMessages  # cards and questions still showing buttons, for every replica
+    stops: StopRequests  # Stop clicks for runs another process is running
     backend: SqliteDb | RedisDb
     lifetimes: Lifetimes
     clock: Clock = time.time
@@ -117,6 +119,7 @@ def _sqlite_state(
         executions=Executions(SqliteExecutionTable(db), SqliteRecordTable(db, "undo"), clock),
         leases=LocalLeases(),
         posted=PostedMessages(SqlitePostedTable(db)),
+        stops=LocalStopRequests(),
         backend=db,
         lifetimes=kept,
         clock=clock,
@@ -141,6 +144,7 @@ def _redis_state(
         ),
         leases=RedisLeases(db),
         posted=PostedMessages(RedisPostedTable(db, kept["posted"])),
+        stops=RedisStopRequests(db),
         backend=db,
         lifetimes=kept,
         clock=clock,

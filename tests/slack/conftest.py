@@ -8,6 +8,7 @@ Tests send signed Events API and interactivity requests (`SlackHarness.mention`,
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import hashlib
 import hmac
@@ -36,6 +37,7 @@ from bot.app import build_app as build_parts
 from bot.config import ConnectionTarget, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.slack.app import build_app, services_of_app
+from bot.slack.listeners.actions.stop_run import listen_for_forwarded_stops
 from bot.slack.recovery import take_up, tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
 from bot.slack.web_api import ChannelPacer, api_session, make_client
@@ -216,8 +218,15 @@ class SlackHarness:
     _triggers = itertools.count(1)
 
     def __init__(
-        self, slack: FakeSlack, model: FakeModelServer, shop_url: str, state_dir: Path
+        self,
+        slack: FakeSlack,
+        model: FakeModelServer,
+        shop_url: str,
+        state_dir: Path,
+        *,
+        redis: tuple[str, str] | None = None,  # (DBAGENT_STATE_URL, key prefix): shared state
     ) -> None:
+        self.redis = redis
         self.slack = slack
         self.model = model
         self.shop_url = shop_url
@@ -251,11 +260,16 @@ class SlackHarness:
         self.model_client: ModelClient | None = None
         self.parts: Parts | None = None
         self._runner: web.AppRunner | None = None
+        self._forwarded_stops: asyncio.Task[None] | None = None
         self.url = ""
 
     async def start(self) -> SlackHarness:
+        url, prefix = self.redis or (None, "unused:")
         state = await open_state(
-            self.settings.model_copy(update={"dbagent_state_dir": self.state_dir})
+            self.settings.model_copy(
+                update={"dbagent_state_dir": self.state_dir, "dbagent_state_url": url}
+            ),
+            redis_prefix=prefix,
         )
         self.parts = await build_parts(self.settings, state=state)
         self.state, self.registry = self.parts.state, self.parts.databases
@@ -273,6 +287,9 @@ class SlackHarness:
         # As serve() does: threads hear of changes the last process stopped while they ran.
         await tell_interrupted(services_of_app(self.app), self.parts.interrupted)
         take_up(services_of_app(self.app), self.parts.interrupted)
+        self._forwarded_stops = asyncio.create_task(
+            listen_for_forwarded_stops(services_of_app(self.app))
+        )
         self._runner, port = await serve_locally(build_web_app(self.app))
         self.url = f"http://127.0.0.1:{port}"
         return self
@@ -280,6 +297,11 @@ class SlackHarness:
     async def stop(self) -> None:
         if self.app is not None:
             await services_of_app(self.app).queues.drain()
+        if self._forwarded_stops is not None:
+            self._forwarded_stops.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._forwarded_stops
+            self._forwarded_stops = None
         if self._runner is not None:
             await self._runner.cleanup()
         if self.session is not None:

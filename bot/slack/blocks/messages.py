@@ -5,18 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from bot.slack import mrkdwn
-from bot.slack.blocks.common import context, markdown_section
+from bot.slack.blocks.common import markdown_section
 
 
 def answer_message(piece: str) -> dict[str, Any]:
     """One piece of an answer (mrkdwn, ≤ 3,000 characters): text for notifications, a
     section for display."""
     return {"text": piece, "blocks": [markdown_section(piece)]}
-
-
-def status_message(line: str) -> dict[str, Any]:
-    text = f":hourglass_flowing_sand: {mrkdwn.escape(line)}"
-    return {"text": text, "blocks": [context(text)]}
 
 
 def error_message(message: str) -> dict[str, Any]:

@@ -6,7 +6,8 @@ import json
 
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.slack.blocks import approval_card as blocks
-from bot.slack.blocks.messages import error_message, status_message
+from bot.slack.blocks.messages import error_message
+from bot.slack.blocks.working import working_message
 
 SQL = "UPDATE orders SET status = 'paid' WHERE id = 11 AND note <> '<!channel>'"
 
@@ -147,7 +148,7 @@ def test_console_requesters_are_shown_as_text_not_mentions() -> None:
 
 
 def test_status_and_error_messages_are_escaped() -> None:
-    assert "&lt;x&gt;" in status_message("Reading <x>")["text"]
+    assert "&lt;x&gt;" in working_message("Reading <x>", None)["text"]
     assert "&lt;!here&gt;" in error_message("bad <!here>")["text"]
 
 

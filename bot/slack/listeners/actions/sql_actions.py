@@ -6,7 +6,8 @@ The SQL comes from the stored proposal (Run) or from what the person typed in th
 person who clicked — the same classifier, guard, grants and audit as the model's
 execute_query: reads run at once, changes on non-production databases post the usual
 approval card, everything else is refused with the reason. Runs join the thread's queue,
-so they never overlap the thread's other work.
+so they never overlap the thread's other work; the person who clicked (or an approver) may
+Stop one from its working message, as a model's run.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.agent.outcomes import Answer, AwaitingApproval, Failed, Outcome
+from bot.agent.outcomes import Answer, AwaitingApproval, Failed, Outcome, Stopped
 from bot.slack import cards, delivery
 from bot.slack.blocks import sql_actions as run_blocks
+from bot.slack.blocks.working import stopped_message
 from bot.slack.clicks import Click, first_time, tell_clicker
 from bot.slack.outcome import UNEXPECTED, Delivered, answer_in_thread
 from bot.slack.proposals import Proposal
@@ -164,7 +166,7 @@ def submit(services: Services, request: RunRequest) -> None:
 
 async def run(services: Services, request: RunRequest) -> None:
     thread = request.thread
-    status = StatusLine(services.client, thread, grace_s=services.status_grace_s)
+    status = StatusLine(services.client, thread, grace_s=services.status_grace_s, stoppable=True)
 
     async def statement() -> Outcome:
         requester = await services.users.requester(request.user)
@@ -180,12 +182,18 @@ async def run(services: Services, request: RunRequest) -> None:
         await post_outcome(services, request, outcome)
         return Delivered()  # nothing a newer message closes (see post_outcome)
 
-    await answer_in_thread(services, thread, status, statement(), what="Run", poster=poster)
+    services.turns.begin(thread.session_id, request.user)  # who may Stop it
+    try:
+        await answer_in_thread(services, thread, status, statement(), what="Run", poster=poster)
+    finally:
+        services.turns.end(thread.session_id)
 
 
 async def post_outcome(services: Services, request: RunRequest, outcome: Outcome) -> None:
     client, thread = services.client, request.thread
-    if isinstance(outcome, Failed):
+    if isinstance(outcome, Stopped):
+        await delivery.post(client, thread, stopped_message(outcome.by))
+    elif isinstance(outcome, Failed):
         message = run_blocks.refused_message(request.user, request.sql, outcome.message)
         await delivery.post(client, thread, message)
     elif isinstance(outcome, AwaitingApproval):

@@ -2,11 +2,14 @@
 
 The asker or any approver may stop a run; anyone else is told, privately, whom to ask.
 The button carries the session id only; who asked comes from the running turn. The run's
-own ending (conversation.py) says in the thread who stopped it.
+own ending (conversation.py) says in the thread who stopped it. A click that reaches a
+replica other than the one running the turn is forwarded to every replica through the store
+(bot/state/stops.py); the one running it acts on it as if clicked there.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -19,6 +22,7 @@ from bot.slack.blocks.common import person
 from bot.slack.blocks.working import STOP_RUN
 from bot.slack.clicks import Click, first_time, tell_clicker
 from bot.slack.services import Services, services_of
+from bot.state import StateError
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +44,44 @@ async def stop(services: Services, click: Click) -> None:
     if not await first_time(services, click):
         return
     session_id = click.value
-    asker = services.turns.asker(session_id)
     # The button names its own thread's session: one from elsewhere stops nothing.
-    in_this_channel = session_id.split(":")[1:2] == [click.channel]
-    if asker is None or not in_this_channel:
+    if session_id.split(":")[1:2] != [click.channel]:
+        await tell_clicker(services, click, strings.STOP_TOO_LATE)
+        return
+    if services.turns.asker(session_id) is None and await _forwarded(services, click):
+        return  # another replica runs it: that one stops it, or says why not
+    await stop_here(services, click)
+
+
+async def _forwarded(services: Services, click: Click) -> bool:
+    """Hand the click to the replica running the session's turn, if another one holds it."""
+    state = services.state
+    try:
+        if not state.shared or not await state.leases.held(click.value):
+            return False
+        return await state.stops.forward(click.to_json())
+    except StateError as exc:
+        log.warning("stop of %s not forwarded: %s", click.value, exc)
+        return False
+
+
+async def listen_for_forwarded_stops(services: Services) -> None:
+    """Stop clicks other replicas received for runs of this one (runs until cancelled)."""
+    stopping: set[asyncio.Task[None]] = set()
+    async for request in services.state.stops.incoming():
+        click = Click.from_json(request)
+        if click is None or services.turns.asker(click.value) is None:
+            continue  # not a run of this process
+        task = asyncio.create_task(stop_here(services, click))  # it waits for the run's end
+        stopping.add(task)
+        task.add_done_callback(stopping.discard)
+
+
+async def stop_here(services: Services, click: Click) -> None:
+    """Stop the session's run in this process, if the clicker may."""
+    session_id = click.value
+    asker = services.turns.asker(session_id)
+    if asker is None:
         await tell_clicker(services, click, strings.STOP_TOO_LATE)
         return
     if click.user != asker and not await services.approvers.is_approver(click.user):
