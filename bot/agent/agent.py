@@ -31,6 +31,7 @@ from bot.agent.outcomes import (
     ApprovalExpired,
     AwaitingApproval,
     Failed,
+    Interrupted,
     NotYourQuestion,
     Outcome,
     PendingApproval,
@@ -346,24 +347,9 @@ class Agent:
         for record in unfinished:
             if await self.state.leases.held(record.session_id):  # running on another replica
                 continue
-            # The claim first: of the processes starting at once, one reports it.
-            if not await self.executions.interrupt(record.id, OUTCOME_UNKNOWN):
-                continue
-            item = interrupted_change(record, await self._rows_took_it(record))
-            await self.audit.record(
-                session_id=record.session_id,
-                requester=record.requester,
-                approver=record.approver,
-                database=record.database,
-                environment=record.environment,
-                risk="write",
-                sql=record.sql,
-                outcome=OUTCOME_UNKNOWN,
-                error=item.text,
-                execution_id=record.id,
-            )
-            await self._answer_interrupted_call(record, item.text)
-            found.append(item)
+            item = await self._report_interrupted(record)
+            if item is not None:
+                found.append(item)
         dropped = await self.grants.drop_held()
         if found or dropped:
             log.warning(
@@ -377,6 +363,33 @@ class Agent:
                 if session is not None and session.status is SessionStatus.RUNNING:
                     found.extend(await self._recover_run(session, told=session_id in told))
         return found
+
+    async def _report_interrupted(self, record: ExecutionRecord) -> Interrupted | None:
+        """Audit a change a stop cut off, then close its record. Under the session's lease,
+        so of the processes starting at once one reports it; the audit first, so a stop
+        in between leaves the record open and the next start reports it again (twice rather
+        than never). None when another process reported it meanwhile."""
+        async with self._locks.hold(record.session_id):
+            current = await self.executions.get(record.id)
+            if current is None or current.phase not in (Phase.EXECUTING, Phase.COMMITTING):
+                return None
+            item = interrupted_change(current, await self._rows_took_it(current))
+            await self.audit.record(
+                session_id=current.session_id,
+                requester=current.requester,
+                approver=current.approver,
+                database=current.database,
+                environment=current.environment,
+                risk="write",
+                sql=current.sql,
+                outcome=OUTCOME_UNKNOWN,
+                error=item.text,
+                execution_id=current.id,
+            )
+            if not await self.executions.interrupt(current.id, OUTCOME_UNKNOWN):
+                return None
+            await self._answer_interrupted_call(current, item.text)
+            return item
 
     async def _recover_run(self, session: Session, *, told: bool) -> list[Recovered]:
         """A run left `running`: resumable, or interrupted during a possible change (`told`:
@@ -426,16 +439,15 @@ class Agent:
 
     async def _answer_interrupted_call(self, record: ExecutionRecord, text: str) -> None:
         """The paused execute_query that was running learns what is known, so the model does
-        not take the call for one that never ran."""
-        async with self._locks.hold(record.session_id):
-            session = await self.sessions.load(record.session_id)
-            if session is None:
+        not take the call for one that never ran. The caller holds the session's lease."""
+        session = await self.sessions.load(record.session_id)
+        if session is None:
+            return
+        for call in open_calls(session.messages):
+            if call.name == "execute_query" and is_call_of(call.arguments, record):
+                session.messages.append(tool_message(call.id, f"Error: {text}"))
+                await self.sessions.save(session)
                 return
-            for call in open_calls(session.messages):
-                if call.name == "execute_query" and is_call_of(call.arguments, record):
-                    session.messages.append(tool_message(call.id, f"Error: {text}"))
-                    await self.sessions.save(session)
-                    return
 
     # -----------------------------------------------------------------------------------
     async def _decide(
