@@ -563,12 +563,12 @@ CATALOG_TABLE = [
     (
         "SELECT TABLE_NAME FROM information_schema.TABLES",
         "FROM (SELECT * FROM information_schema.`TABLES` WHERE BINARY TABLE_SCHEMA IN"
-        " (X'73686f70', X'73686f705f61726368697665')) AS `TABLES`",
+        " (X'73686f70', X'73686f705f61726368697665') LIMIT 18446744073709551615) AS `TABLES`",
         "a query of the catalog runs through a filter on the own schema",
     ),
     (
         "SELECT TABLE_NAME FROM INFORMATION_SCHEMA.tables",
-        "X'73686f705f61726368697665')) AS `tables`",
+        "X'73686f705f61726368697665') LIMIT 18446744073709551615) AS `tables`",
         "information_schema in any case, the view keeping its name as written",
     ),
     (

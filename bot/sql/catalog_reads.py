@@ -10,26 +10,37 @@ view through a filter on the columns that name a row's schemas:
 
     SELECT TABLE_NAME FROM information_schema.COLUMNS c WHERE …
     SELECT TABLE_NAME FROM (SELECT * FROM information_schema.COLUMNS WHERE TABLE_SCHEMA
-        = X'73686f70' AND BINARY TABLE_SCHEMA IN (X'73686f70')) c WHERE …
+        = X'73686f70' AND BINARY TABLE_SCHEMA IN (X'73686f70') LIMIT 18446744073709551615) c
+        WHERE …
 
 Everything else in the statement stays byte for byte as written; the filter applies before
-any of the query's own expressions, joins or aggregates see a row. Names are compared as
-bytes (BINARY) because information_schema compares them case-insensitively while the server
-itself, under lower_case_table_names=0, does not: ``SHOP`` is not ``shop``. The plain ``=`` in
-front lets the server read one schema's directory instead of every schema's (it scans them
-all for ``IN`` with several names, which is slower but still confined).
+any of the query's own expressions, joins or aggregates see a row. That takes the LIMIT: a
+derived table without one is merged into the query around it, whose WHERE then runs on every
+schema's rows, before or beside the filter — ``CAST(TABLE_NAME AS INT)`` warns with each
+name it reads, and an expression that errors on one row says that the row exists. A derived
+table with a LIMIT is materialized on its own, neither merged nor handed the outer
+conditions. Names are compared as bytes (BINARY) because information_schema compares them
+case-insensitively while the server itself, under lower_case_table_names=0, does not:
+``SHOP`` is not ``shop``. The plain ``=`` in front lets the server read one schema's
+directory instead of every schema's (it scans them all for ``IN`` with several names, which
+is slower but still confined).
+
+Rows that also name an account (a privilege's GRANTEE, a connection's USER) are kept only for
+the account the bot runs as (and its current role): other accounts' grants and connections
+are not the database's, and another connection's statement may name any schema.
 
 Fail-closed rules:
 - a view not listed below is refused (a newer server's view is not known to be safe);
-- views about other connections, accounts or InnoDB's internals (PROCESSLIST's statements,
-  INNODB_TRX, USER_STATISTICS…) name no schema a filter could test, so they are refused —
-  except PROCESSLIST, whose rows are kept when the connection's default database is one of
-  the allowed schemas;
+- views about other connections, accounts or InnoDB's internals (INNODB_TRX,
+  USER_STATISTICS…) name no schema a filter could test, so they are refused — except
+  PROCESSLIST, whose rows are kept for the bot's own account's connections whose default
+  database is one of the allowed schemas;
 - a catalog view the classifier saw but this module did not find written out (inside a
   string for EXECUTE IMMEDIATE, an executable comment, a view's or routine's body) is
   refused, since no filter could be put in front of it;
-- SHOW forms that list every schema's objects (DATABASES, PROCEDURE STATUS, OPEN TABLES
-  without FROM, ENGINE … STATUS, the *_STATISTICS forms, PROCESSLIST) are refused, naming the
+- SHOW forms that list every schema's objects or other connections' (DATABASES, PROCEDURE
+  STATUS, OPEN TABLES without FROM, ENGINE … STATUS, the *_STATISTICS forms, PROCESSLIST,
+  EXPLAIN and ANALYZE of another connection, in any FORMAT) are refused, naming the
   information_schema view to ask instead, whose rows are confined.
 """
 
@@ -69,10 +80,31 @@ ROWS_ABOUT_SCHEMAS: dict[str, tuple[str, ...]] = {
     "TABLE_STATISTICS": ("TABLE_SCHEMA",),
     "TRIGGERS": ("EVENT_OBJECT_SCHEMA", "TRIGGER_SCHEMA"),
     "VIEWS": ("TABLE_SCHEMA",),
-    # Other connections' rows: kept when their default database is an allowed schema. (A
-    # statement there may still name another schema; it is the connection's own SQL.)
+    # Connections whose default database is an allowed schema, of the bot's own account only
+    # (_ACCOUNT_ROWS): another account's statement may name any schema.
     "PROCESSLIST": ("DB",),
 }
+
+# CURRENT_USER() is user@host. With a second "@" in it, where the user name ends is not
+# known and another account could pass for this one: then no row is kept.
+_ONE_ACCOUNT = "CHAR_LENGTH(CURRENT_USER()) = CHAR_LENGTH(REPLACE(CURRENT_USER(), '@', '')) + 1"
+# GRANTEE as the server writes it ('user'@'host'; a role's 'role'@''): this account's, or
+# its current role's.
+_OWN_GRANTEE = (
+    "BINARY GRANTEE IN (CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), ''''),"
+    " CONCAT('''', CURRENT_ROLE(), '''@'''''))"
+)
+# Views whose rows name an account too: only the bot's own account's rows are kept.
+_ACCOUNT_ROWS: dict[str, str] = {
+    "COLUMN_PRIVILEGES": _OWN_GRANTEE,
+    "SCHEMA_PRIVILEGES": _OWN_GRANTEE,
+    "TABLE_PRIVILEGES": _OWN_GRANTEE,
+    "PROCESSLIST": "BINARY USER = BINARY SUBSTRING_INDEX(CURRENT_USER(), '@', 1)",
+}
+
+# A derived table with a LIMIT is materialized before the query around it reads a row: the
+# server neither merges it into that query nor pushes that query's conditions into it.
+_ALL_ROWS = "LIMIT 18446744073709551615"
 
 # Views about the server, this session or character sets, naming no schema object: read
 # whole, as SHOW VARIABLES or SHOW ENGINES are.
@@ -159,8 +191,9 @@ _SHOW_BEYOND: dict[str, tuple[str, str]] = {
     "INDEX_STATISTICS": (_EVERY_SCHEMAS, "information_schema.INDEX_STATISTICS"),
     "PROCESSLIST": (_OTHER_CONNECTIONS, "information_schema.PROCESSLIST"),
     "FULL PROCESSLIST": (_OTHER_CONNECTIONS, "information_schema.PROCESSLIST"),
-    "EXPLAIN FOR": (_OTHER_CONNECTIONS, "EXPLAIN of the query itself"),
-    "ANALYZE FOR": (_OTHER_CONNECTIONS, "EXPLAIN of the query itself"),
+    # SHOW EXPLAIN [FORMAT=JSON] FOR n, SHOW ANALYZE …: another connection's plan, progress.
+    "EXPLAIN": (_OTHER_CONNECTIONS, "EXPLAIN of the query itself"),
+    "ANALYZE": (_OTHER_CONNECTIONS, "EXPLAIN of the query itself"),
     "ENGINE": ("the engine's state: other schemas' statements, locks and deadlocks", ""),
     "USER_STATISTICS": ("every account's activity", ""),
     "CLIENT_STATISTICS": ("every client host's activity", ""),
@@ -278,7 +311,7 @@ def _alias_follows(tokens: list[Token], index: int) -> bool:
 def _source(view: str, columns: tuple[str, ...], schemas: list[str], folds: bool) -> str:
     names = [name.lower() if folds else name for name in schemas]
     if not names:
-        return f"(SELECT * FROM information_schema.`{view}` WHERE FALSE)"
+        return f"(SELECT * FROM information_schema.`{view}` WHERE FALSE {_ALL_ROWS})"
     listed = ", ".join(_bytes(name) for name in names)
     own, *others = columns
     exact = f"BINARY LOWER({own})" if folds else f"BINARY {own}"
@@ -288,7 +321,10 @@ def _source(view: str, columns: tuple[str, ...], schemas: list[str], folds: bool
     for column in others:
         compared = f"BINARY LOWER({column})" if folds else f"BINARY {column}"
         where.append(f"({column} IS NULL OR {compared} IN ({listed}))")
-    return f"(SELECT * FROM information_schema.`{view}` WHERE {' AND '.join(where)})"
+    account = _ACCOUNT_ROWS.get(view.upper())
+    if account is not None:
+        where += [_ONE_ACCOUNT, account]
+    return f"(SELECT * FROM information_schema.`{view}` WHERE {' AND '.join(where)} {_ALL_ROWS})"
 
 
 def _bytes(name: str) -> str:
@@ -330,4 +366,5 @@ def _show_listing_every_schema(text: str) -> Unconfined | None:
 
 
 def _names_a_schema(words: list[str]) -> bool:
-    return "FROM" in words or "IN" in words
+    # SHOW OPEN TABLES FROM|IN db …; an IN further on is the WHERE's (WHERE 1 IN (1)).
+    return words[2:3] in (["FROM"], ["IN"])

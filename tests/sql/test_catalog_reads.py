@@ -9,7 +9,9 @@ from bot.sql.catalog_reads import ABOUT_NO_SCHEMA, ROWS_ABOUT_SCHEMAS, Unconfine
 from bot.sql.risk import classify
 
 SHOP = "X'73686f70'"  # 'shop' as a hex literal
-FILTER = f"WHERE TABLE_SCHEMA = {SHOP} AND BINARY TABLE_SCHEMA IN ({SHOP})"
+# LIMIT keeps the filtered view a table of its own: never merged into the query around it.
+ALL = "LIMIT 18446744073709551615"
+FILTER = f"WHERE TABLE_SCHEMA = {SHOP} AND BINARY TABLE_SCHEMA IN ({SHOP}) {ALL}"
 
 
 def runs(sql: str, schemas: tuple[str, ...] = ("shop",), folds: bool = False) -> str | Unconfined:
@@ -27,26 +29,27 @@ CONFINED = [
     (
         "SELECT c.COLUMN_NAME FROM information_schema.COLUMNS c WHERE c.TABLE_SCHEMA = 'other'",
         "SELECT c.COLUMN_NAME FROM (SELECT * FROM information_schema.`COLUMNS` "
-        "WHERE TABLE_SCHEMA = X'73686f70' AND BINARY TABLE_SCHEMA IN (X'73686f70')) c "
+        f"WHERE TABLE_SCHEMA = X'73686f70' AND BINARY TABLE_SCHEMA IN (X'73686f70') {ALL}) c "
         "WHERE c.TABLE_SCHEMA = 'other'",
-        "an alias stays the alias; the query's own WHERE cannot widen the filter",
+        "an alias stays the alias; the query's own WHERE cannot widen the filter, nor run "
+        "before it (the filtered view is materialized, not merged into the query)",
     ),
     (
         "SELECT COUNT(*) FROM information_schema.ROUTINES AS r",
         "SELECT COUNT(*) FROM (SELECT * FROM information_schema.`ROUTINES` "
-        "WHERE ROUTINE_SCHEMA = X'73686f70' AND BINARY ROUTINE_SCHEMA IN (X'73686f70')) AS r",
+        f"WHERE ROUTINE_SCHEMA = X'73686f70' AND BINARY ROUTINE_SCHEMA IN (X'73686f70') {ALL})"
+        " AS r",
         "an aggregate counts only the confined rows",
     ),
     (
         "SELECT * FROM `INFORMATION_SCHEMA` . /* c */ `schemata`",
         "SELECT * FROM (SELECT * FROM information_schema.`schemata` WHERE SCHEMA_NAME = "
-        "X'73686f70' AND BINARY SCHEMA_NAME IN (X'73686f70')) AS `schemata`",
+        f"X'73686f70' AND BINARY SCHEMA_NAME IN (X'73686f70') {ALL}) AS `schemata`",
         "quoted, spaced and commented names are the same view",
     ),
     (
         "TABLE information_schema.VIEWS ORDER BY 1",
-        "SELECT * FROM (SELECT * FROM information_schema.`VIEWS` WHERE TABLE_SCHEMA = "
-        "X'73686f70' AND BINARY TABLE_SCHEMA IN (X'73686f70')) AS `VIEWS` ORDER BY 1",
+        f"SELECT * FROM (SELECT * FROM information_schema.`VIEWS` {FILTER}) AS `VIEWS` ORDER BY 1",
         "TABLE v is SELECT * FROM v",
     ),
     (
@@ -63,6 +66,11 @@ CONFINED = [
         "SHOW OPEN TABLES FROM shop",
         "SHOW OPEN TABLES FROM shop",
         "SHOW OPEN TABLES of one schema is confined by the guard's read of that schema",
+    ),
+    (
+        "SHOW OPEN TABLES IN shop WHERE In_use IN (0, 1)",
+        "SHOW OPEN TABLES IN shop WHERE In_use IN (0, 1)",
+        "and so with IN, and a WHERE after it",
     ),
     ("SELECT * FROM orders", "SELECT * FROM orders", "no catalog read: as written"),
 ]
@@ -89,6 +97,14 @@ REFUSED = [
     ("SHOW CLIENT_STATISTICS", "client host", "other clients"),
     ("SHOW FULL PROCESSLIST", "information_schema.PROCESSLIST", "other connections' SQL"),
     ("SHOW EXPLAIN FOR 12", "other connections", "another connection's plan"),
+    ("SHOW EXPLAIN FORMAT=JSON FOR 12", "other connections", "in JSON"),
+    ("SHOW ANALYZE FORMAT=JSON FOR 12", "other connections", "its running analysis"),
+    ("SHOW OPEN TABLES WHERE 1 IN (1)", "FROM the database's schema", "IN in the WHERE, no FROM"),
+    (
+        "SHOW OPEN TABLES LIKE 'from'",
+        "FROM the database's schema",
+        "a pattern naming FROM is no schema",
+    ),
     ("SELECT * FROM information_schema.INNODB_TRX", "transactions", "others' transactions"),
     ("SELECT * FROM information_schema.INNODB_CMP_RESET", "reset", "a read that resets"),
     ("SELECT * FROM information_schema.USER_STATISTICS", "account", "accounts' activity"),
@@ -138,3 +154,24 @@ def test_no_schema_to_read_shows_no_rows():
 
 def test_every_view_of_the_catalog_tables_is_classified_once():
     assert not set(ROWS_ABOUT_SCHEMAS) & ABOUT_NO_SCHEMA
+
+
+# The account the statement runs as, in GRANTEE's form ('user'@'host'), and its role's.
+OWN_GRANTEE = (
+    "BINARY GRANTEE IN (CONCAT('''', REPLACE(CURRENT_USER(), '@', '''@'''), ''''),"
+    " CONCAT('''', CURRENT_ROLE(), '''@'''''))"
+)
+ONE_AT = "CHAR_LENGTH(CURRENT_USER()) = CHAR_LENGTH(REPLACE(CURRENT_USER(), '@', '')) + 1"
+
+
+@pytest.mark.parametrize("view", ["SCHEMA_PRIVILEGES", "TABLE_PRIVILEGES", "COLUMN_PRIVILEGES"])
+def test_privileges_are_shown_for_the_own_account_only(view):
+    text = runs(f"SELECT * FROM information_schema.{view}")
+    assert isinstance(text, str) and OWN_GRANTEE in text, "other accounts' grants stay hidden"
+    assert ONE_AT in text, "a name holding '@' could read as another account: none is shown"
+
+
+def test_connections_are_shown_for_the_own_account_only():
+    text = runs("SELECT * FROM information_schema.PROCESSLIST")
+    assert isinstance(text, str) and "BINARY DB IN (X'73686f70')" in text
+    assert ONE_AT in text and "BINARY USER = BINARY SUBSTRING_INDEX(CURRENT_USER(), '@', 1)" in text

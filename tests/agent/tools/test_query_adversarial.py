@@ -7,12 +7,15 @@ person when a card is posted) against MariaDB, and the server is read behind the
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+from asyncmy import Connection
 
-from bench.datasets import recreate_schema, schema_url
+from bench.datasets import connect, recreate_schema, schema_url
 from bot.agent import (
     Agent,
     ApprovalDecision,
@@ -25,7 +28,14 @@ from bot.config import Approvals, DatabaseConfig, Limits, Settings
 from bot.db import DatabaseRegistry
 from bot.state import open_state
 from bot.state.grants import GrantScope
-from tests.agent.support import APPROVER, REQUESTER, SESSION, query, run_statements
+from tests.agent.support import (
+    APPROVER,
+    REQUESTER,
+    SESSION,
+    query,
+    run_statements,
+    wait_for,
+)
 from tests.fakes.model_server import FakeModelServer
 from tests.schemas import run_schema
 
@@ -273,7 +283,9 @@ CATALOG_PEEKS = [
     ),
     (
         f"SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = '{HOME.upper()}'",
-        "the case variant of the own schema is another schema (lower_case_table_names=0).",
+        # The catalog's own WHERE compares names case-insensitively, so the own schema's
+        # rows may answer; the other schema's (its table "secret") never do.
+        "the case variant of the own schema is another schema (lower_case_table_names=0)",
     ),
     (
         "SELECT x.TABLE_SCHEMA FROM (SELECT * FROM INFORMATION_SCHEMA.`tables`) x"
@@ -290,12 +302,33 @@ CATALOG_PEEKS = [
         f" WHERE ROUTINE_SCHEMA = '{AWAY}')",
         "a subquery answering a question about another schema.",
     ),
+    (
+        "SELECT COUNT(*) FROM information_schema.ROUTINES"
+        " WHERE CAST(CONCAT(ROUTINE_SCHEMA, '.', ROUTINE_NAME) AS INT) = 0; SHOW WARNINGS",
+        "the query's own WHERE runs on confined rows only: its warnings name no other routine",
+    ),
+    (
+        "SELECT COUNT(*) FROM information_schema.SCHEMATA"
+        " WHERE CAST(SCHEMA_NAME AS INT) = 0; SHOW WARNINGS",
+        "nor another schema, in a warning",
+    ),
+    (
+        "SELECT COUNT(*) FROM information_schema.ROUTINES"
+        " WHERE IF(ROUTINE_NAME = 'hidden', (SELECT 1 UNION SELECT 2), 0)",
+        "an error raised only on another schema's row would say that the row exists",
+    ),
+    ("SHOW OPEN TABLES WHERE 1 IN (1)", "every schema's open tables, IN in the WHERE"),
 ]
 
 
 def _schemas_in(rows: list[tuple[object, ...]]) -> set[str]:
     """Every schema name a cell shows (GROUP_CONCAT's lists split)."""
     return {part for row in rows for cell in row for part in str(cell).split(",")}
+
+
+def _naming(rows: list[tuple[object, ...]], names: set[str]) -> list[str]:
+    """The cells that name one of ``names`` anywhere (a warning's message, a plan)."""
+    return [str(cell) for row in rows for cell in row if any(n in str(cell) for n in names)]
 
 
 @pytest.mark.parametrize(("sql", "why"), CATALOG_PEEKS, ids=[why for _, why in CATALOG_PEEKS])
@@ -320,7 +353,7 @@ async def test_information_schema_rows_about_other_schemas_are_not_read(
     rows = [row for result in outcome.results for row in result.rows]
     shown = _schemas_in(rows)
     assert not shown & {AWAY, HOME.upper(), LOOKALIKE, "mysql"}, f"{why}: {rows}"
-    assert not any("hidden" in str(cell) or "secret" in str(cell) for row in rows for cell in row)
+    assert not _naming(rows, {AWAY, HOME.upper(), "hidden", "secret"}), f"{why}: {rows}"
     if why.endswith("."):
         assert rows == [], f"{why}: {rows}"
 
@@ -337,6 +370,119 @@ async def test_information_schema_rows_about_the_own_schema_are_read(agent: Agen
     outcome = await agent.run_statement(SESSION, database="home", sql=archive, requester=REQUESTER)
     assert not isinstance(outcome, Failed), outcome
     assert [row for result in outcome.results for row in result.rows] == [("window_away",)]
+
+
+@pytest.mark.parametrize("form", ["SHOW EXPLAIN FORMAT=JSON FOR", "SHOW ANALYZE FORMAT=JSON FOR"])
+async def test_another_connections_plan_is_not_shown(
+    agent: Agent, home: str, mysql_url: str, form: str
+) -> None:
+    # A connection of someone else's, reading another schema while the bot looks at it.
+    other = await connect(mysql_url)
+    async with other.cursor() as cursor:
+        await cursor.execute("SELECT CONNECTION_ID()")
+        ((thread,),) = await cursor.fetchall()
+    running = asyncio.create_task(_read_slowly(other, f"SELECT a, SLEEP(30) FROM {AWAY}.t"))
+    try:
+        await wait_for(lambda: _runs_a_query(mysql_url, thread))
+        outcome = await agent.run_statement(
+            SESSION, database="home", sql=f"{form} {thread}", requester=REQUESTER
+        )
+    finally:
+        await run_statements(mysql_url, [f"KILL QUERY {thread}"])
+        await running
+        other.close()
+    # Its plan names the tables it reads and their sizes (the cells are cut: compare none).
+    assert isinstance(outcome, Failed) and outcome.message.startswith("Blocked:"), outcome
+
+
+async def _read_slowly(connection: Connection, sql: str) -> None:
+    with contextlib.suppress(Exception):  # ends when its query is killed
+        async with connection.cursor() as cursor:
+            await cursor.execute(sql)
+            await cursor.fetchall()
+
+
+async def _runs_a_query(url: str, thread: int) -> bool:
+    found = await query(
+        url, f"SELECT 1 FROM information_schema.PROCESSLIST WHERE ID = {thread} AND INFO > ''"
+    )
+    return bool(found)
+
+
+ORDINARY_READS = [
+    "SHOW TABLES",
+    "SHOW FULL TABLES",
+    "SHOW COLUMNS FROM t",
+    "SHOW INDEX FROM t",
+    "SHOW CREATE TABLE t",
+    "DESCRIBE t",
+    "SHOW TABLE STATUS LIKE 't'",
+    f"SHOW OPEN TABLES FROM {HOME}",
+    "SELECT c.COLUMN_NAME FROM information_schema.COLUMNS c JOIN information_schema.TABLES t"
+    " USING (TABLE_SCHEMA, TABLE_NAME) WHERE t.TABLE_SCHEMA = DATABASE() AND t.TABLE_NAME = 't'"
+    " ORDER BY c.ORDINAL_POSITION",
+    "WITH k AS (SELECT TABLE_NAME FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE())"
+    " SELECT COUNT(*) FROM k WHERE TABLE_NAME = 't'",
+]
+
+
+@pytest.mark.parametrize("sql", ORDINARY_READS)
+async def test_ordinary_reads_of_the_own_schema_keep_working(agent: Agent, sql: str) -> None:
+    outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    assert not isinstance(outcome, Failed), outcome
+    assert [row for result in outcome.results for row in result.rows], sql
+
+
+ACCOUNT = run_schema("dbagent_t_qadv_acct")
+ROLE = run_schema("dbagent_t_qadv_role")
+# The bot's own account (SHOW GRANTS, APPLICABLE_ROLES) is its own to read; others are not.
+ACCOUNT_PEEKS = [
+    ("SELECT GRANTEE FROM information_schema.SCHEMA_PRIVILEGES", "other accounts' grants"),
+    ("SELECT GRANTEE FROM information_schema.TABLE_PRIVILEGES", "on the own schema's tables"),
+    ("SELECT GRANTEE FROM information_schema.COLUMN_PRIVILEGES", "and on its columns"),
+    (
+        "SELECT USER, HOST, INFO FROM information_schema.PROCESSLIST",
+        "another account's connection to the own schema (its statement may name any schema)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("sql", "why"), ACCOUNT_PEEKS, ids=[why for _, why in ACCOUNT_PEEKS])
+async def test_other_accounts_are_not_shown(
+    agent: Agent, home: str, mysql_url: str, sql: str, why: str
+) -> None:
+    await run_statements(
+        mysql_url,
+        [
+            f"DROP USER IF EXISTS '{ACCOUNT}'@'%'",
+            f"DROP ROLE IF EXISTS {ROLE}",
+            f"CREATE USER '{ACCOUNT}'@'%'",
+            f"CREATE ROLE {ROLE}",  # its creator holds it WITH ADMIN OPTION
+            f"GRANT SELECT ON {HOME}.* TO '{ACCOUNT}'@'%', {ROLE}",
+            f"GRANT SELECT ON {HOME}.t TO '{ACCOUNT}'@'%'",
+            f"GRANT SELECT (a) ON {HOME}.t TO '{ACCOUNT}'@'%'",
+        ],
+    )
+    other = await connect(f"mysql://{ACCOUNT}@{home.split('@', 1)[1]}")  # sits in HOME
+    try:
+        outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    finally:
+        other.close()
+        await run_statements(
+            mysql_url, [f"DROP USER IF EXISTS '{ACCOUNT}'@'%'", f"DROP ROLE IF EXISTS {ROLE}"]
+        )
+    if isinstance(outcome, Failed):
+        assert outcome.message.startswith("Blocked:"), outcome.message
+        return
+    rows = [row for result in outcome.results for row in result.rows]
+    assert not _naming(rows, {ACCOUNT, ROLE}), f"{why}: {rows}"
+
+
+async def test_the_bots_own_connections_are_listed(agent: Agent) -> None:
+    sql = "SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = CONNECTION_ID()"
+    outcome = await agent.run_statement(SESSION, database="home", sql=sql, requester=REQUESTER)
+    assert not isinstance(outcome, Failed), outcome
+    assert [row for result in outcome.results for row in result.rows] == [(1,)]
 
 
 @pytest.mark.xfail(
