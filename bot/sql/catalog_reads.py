@@ -199,6 +199,21 @@ _SHOW_BEYOND: dict[str, tuple[str, str]] = {
     "CLIENT_STATISTICS": ("every client host's activity", ""),
 }
 
+# The SHOW forms that stay inside the database (or read server settings and counters, as
+# SHOW VARIABLES does); the ones above that do not are refused first. FROM/IN another schema
+# is the guard's read confinement. Anything else is refused.
+_SHOW_KNOWN = frozenset(
+    {
+        "TABLES", "TABLE", "COLUMNS", "FIELDS", "INDEX", "INDEXES", "KEYS", "CREATE",
+        "TRIGGERS", "EVENTS", "STATUS", "VARIABLES", "WARNINGS", "ERRORS", "COUNT", "ENGINES",
+        "PLUGINS", "CHARACTER", "CHARSET", "COLLATION", "PRIVILEGES", "AUTHORS",
+        "CONTRIBUTORS", "GRANTS", "PROFILE", "PROFILES", "MASTER", "BINLOG", "BINARY",
+        "RELAYLOG", "SLAVE", "SLAVES", "REPLICA", "REPLICAS", "PROCEDURE", "FUNCTION",
+        "PACKAGE", "OPEN", "LOCALES", "USER_VARIABLES",
+    }
+)  # fmt: skip
+_SHOW_MODIFIERS = frozenset({"FULL", "EXTENDED", "GLOBAL", "SESSION", "LOCAL", "ALL", "STORAGE"})
+
 # Words that can follow a table in FROM without being its alias.
 _NOT_ALIAS = frozenset(
     {
@@ -362,6 +377,14 @@ def _show_listing_every_schema(text: str) -> Unconfined | None:
             what, instead = _SHOW_BEYOND[form]
             ask = f" Ask {instead} instead; its rows are confined to it." if instead else ""
             return Unconfined(f"Blocked: SHOW {form} shows {what}, beyond this database.{ask}")
+    first = next((word for word in words if word not in _SHOW_MODIFIERS), "")
+    if first not in _SHOW_KNOWN:
+        # MariaDB answers SHOW <view> for plugins' information_schema views too: a form not
+        # known here is not known to stay inside the database.
+        return Unconfined(
+            f"Blocked: SHOW {first} is not a SHOW form dbagent knows to stay inside this "
+            "database. Query information_schema or the tables themselves instead."
+        )
     return None
 
 

@@ -73,6 +73,33 @@ CONFINED = [
         "and so with IN, and a WHERE after it",
     ),
     ("SELECT * FROM orders", "SELECT * FROM orders", "no catalog read: as written"),
+    *[
+        (sql, sql, f"{sql}: a SHOW form that stays inside the database or reads the server's")
+        for sql in (
+            "SHOW FULL TABLES",
+            "SHOW TABLE STATUS LIKE 'o%'",
+            "SHOW FULL COLUMNS FROM orders",
+            "SHOW INDEX FROM orders",
+            "SHOW CREATE TABLE orders",
+            "SHOW TRIGGERS",
+            "SHOW EVENTS",
+            "SHOW GLOBAL STATUS LIKE 'Threads%'",
+            "SHOW SESSION VARIABLES LIKE 'sql_mode'",
+            "SHOW WARNINGS",
+            "SHOW COUNT(*) ERRORS",
+            "SHOW STORAGE ENGINES",
+            "SHOW PLUGINS",
+            "SHOW CHARACTER SET",
+            "SHOW COLLATION LIKE 'utf8%'",
+            "SHOW PRIVILEGES",
+            "SHOW GRANTS",
+            "SHOW PROFILES",
+            "SHOW ALL SLAVES STATUS",
+            "SHOW REPLICA STATUS",
+            "SHOW BINARY LOGS",
+            "SHOW PROCEDURE CODE p",
+        )
+    ],
 ]
 
 
@@ -105,6 +132,8 @@ REFUSED = [
         "FROM the database's schema",
         "a pattern naming FROM is no schema",
     ),
+    ("SHOW QUERY_RESPONSE_TIME", "not a SHOW form dbagent knows", "a plugin's SHOW: unknown"),
+    ("SHOW WSREP_MEMBERSHIP", "not a SHOW form dbagent knows", "a cluster's members"),
     ("SELECT * FROM information_schema.INNODB_TRX", "transactions", "others' transactions"),
     ("SELECT * FROM information_schema.INNODB_CMP_RESET", "reset", "a read that resets"),
     ("SELECT * FROM information_schema.USER_STATISTICS", "account", "accounts' activity"),
