@@ -88,7 +88,7 @@ def fit_history(
             if total <= budget_tokens:
                 return changed
             # Already short (shrunk by an earlier call): skipped without a look.
-            if sizes[index] * CHARS_PER_TOKEN > kept and _shrink(messages[index], phase):
+            if sizes[index] * CHARS_PER_TOKEN > kept and _shrink(messages, index, phase):
                 total += _remeasure(messages, sizes, index)
                 changed += 1
     while total > budget_tokens and last_user > 0:
@@ -103,7 +103,7 @@ def fit_history(
     for index in tools[:-1]:
         if total <= budget_tokens:
             break
-        if _shrink(messages[index], "tool"):
+        if _shrink(messages, index, "tool"):
             total += _remeasure(messages, sizes, index)
             changed += 1
     return changed
@@ -156,16 +156,19 @@ def _cut(text: Any) -> str:
     return words if len(words) <= _EARLIER_CHARS else words[: _EARLIER_CHARS - 1] + "…"
 
 
-def _shrink(message: Message, phase: str) -> bool:
+def _shrink(messages: list[Message], index: int, phase: str) -> bool:
+    """Replace `messages[index]` by a shrunk copy, if this phase shrinks it. A copy: a
+    session's save tells the messages it must write by identity (sessions.py)."""
+    message = messages[index]
     content = message.get("content")
     if not isinstance(content, str):
         return False
     role = message.get("role")
     if phase == "tool" and role == "tool" and len(content) > _SHRUNK_CHARS + 100:
-        message["content"] = compact_text(content, _SHRUNK_CHARS)
+        messages[index] = {**message, "content": compact_text(content, _SHRUNK_CHARS)}
         return True
     if phase == "text" and role in ("user", "assistant") and len(content) > _SHRUNK_TEXT_CHARS:
-        message["content"] = compact_text(content, _SHRUNK_TEXT_CHARS)
+        messages[index] = {**message, "content": compact_text(content, _SHRUNK_TEXT_CHARS)}
         return True
     return False
 

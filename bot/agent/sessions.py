@@ -3,18 +3,29 @@
 Stored as JSON by the state's session repository under the session id. The messages are
 the chat completions messages (user, assistant with tool calls, tool results) without the
 system prompt, which is rebuilt for every model call.
+
+A save writes what changed since the session was loaded or last saved (the repository's
+`update`): the rest of the record, the messages appended, and the drop of those fitting
+left out, so its cost does not grow with the thread. What changed is told by identity: a
+message is never changed in place but replaced by a new dict (as compaction does). One
+whose top-level values were reassigned in place anyway is caught too, its values being
+kept and compared; a change deeper inside (in a tool call's arguments) is not.
 """
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any
 
 from bot.agent.outcomes import Requester
 from bot.config import Mode
+from bot.state.sessions import HistoryUpdate
 from bot.state.sessions import Sessions as SessionRecords
+
+Message = dict[str, Any]
 
 
 class SessionStatus(StrEnum):
@@ -46,12 +57,17 @@ class Session:
     earlier: list[str] = field(default_factory=list)
     # Who stopped the last run, until the model has heard of it with the next message.
     stopped_by: str | None = None
+    # What the store holds of the history, as this object last loaded or saved it.
+    stored: StoredHistory | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
+        return {**self.head(), "messages": self.messages}
+
+    def head(self) -> dict[str, Any]:
+        """The record without its messages."""
         return {
             "id": self.id,
             "mode": self.mode.value,
-            "messages": self.messages,
             "created_at": self.created_at,
             "updated_at": self.updated_at,
             "tokens_used": self.tokens_used,
@@ -94,20 +110,129 @@ class Session:
         )
 
 
+Shape = tuple[Any, ...]
+
+
+def _shape(message: Message) -> Shape:
+    """A message's top-level keys and values. Compared as tuples: an unchanged value is the
+    same object (a check of identity), a value reassigned in place is compared by value."""
+    return (*message, *message.values())
+
+
+@dataclass(frozen=True, slots=True)
+class StoredHistory:
+    """The stored history as one object last loaded or saved it: its version, the position of
+    its first message, and the messages themselves with their shapes."""
+
+    version: str
+    start: int
+    messages: list[Message]
+    shapes: list[Shape]
+
+    @classmethod
+    def of(cls, version: str, start: int, messages: list[Message]) -> StoredHistory:
+        return cls(version, start, list(messages), [_shape(m) for m in messages])
+
+    def intact(self) -> bool:
+        """Whether no message of it was changed in place since (it may be kept for a reload)."""
+        return all(_shape(m) == shape for m, shape in zip(self.messages, self.shapes, strict=True))
+
+    def changes_to(self, session: Session) -> tuple[HistoryUpdate, StoredHistory]:
+        """The change that brings the store from this history to the session's, and what the
+        store will hold once it is applied (still to be given the new version)."""
+        messages = session.messages
+        start, shapes = self._start_of(messages), [_shape(m) for m in messages]
+        offset, written = start - self.start, {}
+        for index, message in enumerate(messages):
+            at = offset + index
+            if not (
+                0 <= at < len(self.messages)
+                and self.messages[at] is message
+                and self.shapes[at] == shapes[index]
+            ):
+                written[start + index] = message
+        change = HistoryUpdate(
+            head=session.head(),
+            version=self.version,
+            before=(self.start, self.start + len(self.messages)),
+            start=start,
+            end=start + len(messages),
+            written=written,
+        )
+        return change, StoredHistory("", start, list(messages), shapes)
+
+    def _start_of(self, messages: list[Message]) -> int:
+        """The position of `messages[0]`: where the first stored message still there stands
+        (fitting drops the oldest), or past the stored ones when none is."""
+        if messages:
+            first = messages[0]
+            for at, message in enumerate(self.messages):
+                if message is first:
+                    return self.start + at
+            positions = {id(m): at for at, m in enumerate(self.messages)}
+            for index, message in enumerate(messages):
+                found = positions.get(id(message))
+                if found is not None:
+                    return self.start + found - index
+        return self.start + len(self.messages)
+
+
+KEPT_HISTORIES = 128  # the recently used sessions whose decoded history is kept for a reload
+
+
 class Sessions:
+    """Loads and saves sessions. The history last loaded or saved of each recent session is
+    kept decoded: a load whose stored version is still that one reads only the rest of the
+    record, so a turn does not decode the whole history again either."""
+
     def __init__(self, records: SessionRecords) -> None:
         self._records = records
+        self._kept: OrderedDict[str, StoredHistory] = OrderedDict()
 
     async def load(self, session_id: str) -> Session | None:
-        data = await self._records.get(session_id)
-        return None if data is None else Session.from_json(data)
+        kept = self._kept.pop(session_id, None)
+        if kept is not None and not kept.intact():
+            kept = None
+        stored = await self._records.load(session_id, known=None if kept is None else kept.version)
+        if stored is None:
+            return None
+        if stored.same and kept is not None:
+            session = Session.from_json({**stored.record, "messages": kept.messages})
+            session.stored = kept
+        else:
+            session = Session.from_json(stored.record)
+            if stored.version:  # else stored whole by an earlier version: saved whole next
+                session.stored = StoredHistory.of(stored.version, stored.start, session.messages)
+        self._keep(session)
+        return session
 
     async def load_or_create(self, session_id: str, mode: Mode) -> Session:
         return await self.load(session_id) or Session(id=session_id, mode=mode)
 
     async def save(self, session: Session) -> None:
+        """Store what changed since the session was loaded or saved; the whole session when
+        it is new here, or when the store holds another version than this object last saw
+        (a save of its own cut off by a stop, another process's)."""
         session.updated_at = time.time()
-        await self._records.save(session.to_json())
+        if session.stored is not None:
+            change, after = session.stored.changes_to(session)
+            version = await self._records.update(change)
+            if version is not None:
+                session.stored = replace(after, version=version)
+                self._keep(session)
+                return
+        after = StoredHistory.of("", 0, session.messages)
+        version = await self._records.save(session.to_json())
+        session.stored = replace(after, version=version)
+        self._keep(session)
+
+    def _keep(self, session: Session) -> None:
+        if session.stored is None:
+            return
+        self._kept[session.id] = session.stored
+        self._kept.move_to_end(session.id)
+        while len(self._kept) > KEPT_HISTORIES:
+            self._kept.popitem(last=False)
 
     async def running(self) -> list[str]:
         """Ids of the sessions saved while a run was going on."""

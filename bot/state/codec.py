@@ -14,11 +14,16 @@ def encode(record: Record) -> str:
     return json.dumps(record, separators=(",", ":"), ensure_ascii=False)
 
 
-def decode(text: str | bytes, where: str) -> Record:
+def decode_value(text: str | bytes, where: str) -> Any:
+    """Any JSON value (a part of a record, stored apart from it)."""
     try:
-        value = json.loads(text)
+        return json.loads(text)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise StateError(f"state record {where} is corrupt: {exc}") from None
+
+
+def decode(text: str | bytes, where: str) -> Record:
+    value = decode_value(text, where)
     if not isinstance(value, dict):
         raise StateError(f"state record {where} is corrupt: not a JSON object")
     return value

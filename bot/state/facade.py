@@ -25,9 +25,10 @@ from bot.state.proposals import Proposals
 from bot.state.questions import Questions
 from bot.state.records import RedisRecordTable, SqliteRecordTable
 from bot.state.redis_db import DEFAULT_PREFIX, RedisDb
+from bot.state.redis_sessions import RedisSessions
 from bot.state.retention import Lifetimes, Pruner, lifetimes
 from bot.state.seen_events import RedisSeenEvents, SeenEvents, SqliteSeenEvents
-from bot.state.sessions import RedisSessions, Sessions, SqliteSessions
+from bot.state.sessions import Sessions, SqliteSessions
 from bot.state.sqlite_db import SqliteDb, private_directory
 from bot.state.stops import LocalStopRequests, RedisStopRequests, StopRequests
 

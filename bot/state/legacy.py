@@ -37,7 +37,9 @@ def _import(legacy: sqlite3.Connection, target: sqlite3.Connection) -> int:
     for key, data in _rows(legacy, "sessions"):
         if isinstance(data, dict):
             target.execute(
-                "INSERT OR REPLACE INTO sessions VALUES (?, ?, ?, ?)",
+                # Whole, the history inside (version NULL), as sessions.py reads old records.
+                "INSERT OR REPLACE INTO sessions (id, status, updated_at, data) "
+                "VALUES (?, ?, ?, ?)",
                 (
                     key,
                     str(data.get("status") or ""),

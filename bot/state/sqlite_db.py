@@ -38,16 +38,21 @@ Job = Callable[[sqlite3.Connection], T]
 
 STATE_FILE = "state.db"
 LOCK_FILE = "dbagent.lock"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 CHECKPOINT_EVERY_S = 1.0
 
 # Each table has the columns its queries filter and sort on, with an index for each such
 # query; the record itself is JSON text in `data` (never pickle: reading cannot run code).
+# A session's history is a row per message in `session_messages` (see sessions.py).
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
-    id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_at REAL NOT NULL, data TEXT NOT NULL);
+    id TEXT PRIMARY KEY, status TEXT NOT NULL, updated_at REAL NOT NULL, data TEXT NOT NULL,
+    version TEXT);
 CREATE INDEX IF NOT EXISTS sessions_by_status ON sessions (status);
 CREATE INDEX IF NOT EXISTS sessions_by_update ON sessions (updated_at);
+CREATE TABLE IF NOT EXISTS session_messages (
+    session_id TEXT NOT NULL, position INTEGER NOT NULL, data TEXT NOT NULL,
+    PRIMARY KEY (session_id, position));
 CREATE TABLE IF NOT EXISTS pending (
     id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS pending_by_age ON pending (created_at);
@@ -176,6 +181,18 @@ class Checkpointer:
             self._thread.join(timeout=10)
 
 
+# Columns added since the first schema: (table, column, its definition). A file written
+# before has them added at open (NULL in the rows already there).
+ADDED_COLUMNS = (("sessions", "version", "TEXT"),)
+
+
+def _add_columns(connection: sqlite3.Connection) -> None:
+    for table, column, definition in ADDED_COLUMNS:
+        present = {row[1] for row in connection.execute(f"PRAGMA table_info({table})")}
+        if column not in present:
+            connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {definition}")
+
+
 class SqliteDb:
     """The connection, its worker thread, and the store's health."""
 
@@ -233,6 +250,7 @@ class SqliteDb:
                     connection.execute("PRAGMA wal_autocheckpoint = 0")  # see Checkpointer
                     (version,) = connection.execute("PRAGMA user_version").fetchone()
                     connection.executescript(SCHEMA)
+                    _add_columns(connection)
                     if version == 0:  # a new file: bring in an earlier version's state
                         import_legacy(self.directory, connection)
                     connection.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")

@@ -64,9 +64,12 @@ def test_history_within_budget_is_untouched() -> None:
 
 def test_history_over_budget_shrinks_the_oldest_tool_result_first() -> None:
     messages = conversation(8_000)
+    original = messages[2]
     budget = total_tokens(messages) - 1_000
     assert fit_history(messages, budget) == 1
     assert "chars omitted" in messages[2]["content"]
+    # A shrunk copy takes its place: a save tells what it must write by identity.
+    assert messages[2] is not original and original["content"] == "A" * 8_000
     assert messages[6]["content"] == "B" * 8_000  # the current run's result stays whole
     assert total_tokens(messages) <= budget
 

@@ -43,9 +43,13 @@ async def test_records_are_json_text_in_a_real_schema(tmp_path: Path) -> None:
     await state.close()
     connection = sqlite3.connect(tmp_path / STATE_FILE)
     row = connection.execute("SELECT status, data FROM sessions WHERE id = 's'").fetchone()
+    history = connection.execute(
+        "SELECT position, data FROM session_messages WHERE session_id = 's'"
+    ).fetchall()
     (mode,) = connection.execute("PRAGMA journal_mode").fetchone()
     connection.close()
-    assert row[0] == "running" and json.loads(row[1])["messages"] == [""]
+    assert row[0] == "running" and json.loads(row[1])["id"] == "s"
+    assert [(position, json.loads(data)) for position, data in history] == [(0, "")]
     assert mode == "wal"
 
 
@@ -263,3 +267,41 @@ async def test_an_earlier_versions_state_file_is_imported_once(tmp_path: Path) -
     state = await open_state(settings(tmp_path))  # once: nothing comes back
     assert await state.pending.get("p1") is None
     await state.close()
+
+
+async def test_a_state_file_of_the_first_schema_opens_and_its_sessions_load(
+    tmp_path: Path,
+) -> None:
+    """The first schema stored each session whole, history inside, in a table without the
+    `version` column: the column is added at open, and the sessions load as they were."""
+    whole = {"id": "T:C:1", "status": "idle", "updated_at": 5.0, "messages": ["a", "b"]}
+    old = sqlite3.connect(tmp_path / STATE_FILE)
+    old.executescript(
+        "CREATE TABLE sessions (id TEXT PRIMARY KEY, status TEXT NOT NULL, "
+        "updated_at REAL NOT NULL, data TEXT NOT NULL); PRAGMA user_version = 1;"
+    )
+    old.execute(
+        "INSERT INTO sessions VALUES (?, ?, ?, ?)", ("T:C:1", "idle", 5.0, json.dumps(whole))
+    )
+    old.commit()
+    old.close()
+
+    state = await open_state(settings(tmp_path))
+    assert await state.sessions.get("T:C:1") == whole
+    await state.sessions.save({**whole, "messages": ["a", "b", "c"]})
+    await state.close()
+    state = await open_state(settings(tmp_path))  # opened again: nothing left to add
+    assert await state.sessions.get("T:C:1") == {**whole, "messages": ["a", "b", "c"]}
+    await state.close()
+
+
+async def test_a_pruned_session_leaves_no_row_of_its_history(tmp_path: Path) -> None:
+    state = await open_state(settings(tmp_path))
+    await state.sessions.save({**session("old", "x"), "updated_at": 1.0})
+    await state.sessions.save({**session("new", "y"), "updated_at": 2e10})
+    assert await state.sessions.prune(idle_since=1e10, limit=10) == 1
+    await state.close()
+    connection = sqlite3.connect(tmp_path / STATE_FILE)
+    left = connection.execute("SELECT DISTINCT session_id FROM session_messages").fetchall()
+    connection.close()
+    assert left == [("new",)]
