@@ -22,6 +22,8 @@ one run:
 `--model-client aiohttp` makes the model calls with plain aiohttp (the same request, and the
 same stream reader) instead of the openai client, to show what the client itself costs.
 
+bench_workers.py measures the same turns served by `python -m bot serve --workers N` on Redis.
+
 Exit status 0 when the ratio meets the target. `--url` (or DBAGENT_TEST_MYSQL_URL) names
 the MariaDB server (default: the test server).
 """
@@ -191,23 +193,23 @@ def responder(tool: str) -> Callable[[dict[str, Any]], Turn]:
     return respond
 
 
-async def prepare_schema(url: str) -> str:
+async def prepare_schema(url: str, schema: str = SCHEMA) -> str:
     connection = await connect(url)
     try:
         async with connection.cursor() as cursor:
-            await cursor.execute(f"CREATE DATABASE IF NOT EXISTS {SCHEMA}")
+            await cursor.execute(f"CREATE DATABASE IF NOT EXISTS {schema}")
             await cursor.execute(
-                f"CREATE TABLE IF NOT EXISTS {SCHEMA}.orders (id INT PRIMARY KEY, "
+                f"CREATE TABLE IF NOT EXISTS {schema}.orders (id INT PRIMARY KEY, "
                 "customer VARCHAR(50) NOT NULL, total DECIMAL(10,2) NOT NULL)"
             )
-            await cursor.execute(f"DELETE FROM {SCHEMA}.orders")
+            await cursor.execute(f"DELETE FROM {schema}.orders")
             await cursor.execute(
-                f"INSERT INTO {SCHEMA}.orders VALUES "
+                f"INSERT INTO {schema}.orders VALUES "
                 + ", ".join(f"({i}, 'customer {i}', {i}.50)" for i in range(1, 21))
             )
     finally:
         connection.close()
-    return schema_url(url, SCHEMA)
+    return schema_url(url, schema)
 
 
 class AiohttpModelClient(ModelClient):
@@ -301,23 +303,8 @@ class Bench:
 
     async def mention(self, text: str) -> str:
         self._ts += 1
-        ts = f"{1_900_000_000 + self._ts}.000300"
-        body = json.dumps(
-            {
-                "type": "event_callback",
-                "team_id": TEAM_ID,
-                "event_id": f"EvBench{self._ts}",
-                "event": {
-                    "type": "app_mention",
-                    "user": "U0BENCH",
-                    "text": f"<@{BOT_USER_ID}> {text}",
-                    "ts": ts,
-                    "channel": "C0BENCH",
-                },
-            }
-        )
-        headers = {"Content-Type": "application/json", **signed_headers(body, secret=SECRET)}
-        async with self.http.post(self.url, data=body.encode(), headers=headers) as response:
+        body, headers, ts = mention_event(self._ts, text)
+        async with self.http.post(self.url, data=body, headers=headers) as response:
             assert response.status == 200, response.status
         return ts
 
@@ -337,6 +324,29 @@ class Bench:
         for ts in thread_ids:
             assert ANSWERS.get(ts) == 1, f"thread {ts} answered {ANSWERS.get(ts, 0)} times"
         return ended - began, turns
+
+
+def mention_event(
+    number: int, text: str, channel: str = "C0BENCH"
+) -> tuple[bytes, dict[str, str], str]:
+    """A signed app_mention event (body, headers) and its message ts, unique by `number`."""
+    ts = f"{1_900_000_000 + number}.000300"
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": TEAM_ID,
+            "event_id": f"EvBench{number}",
+            "event": {
+                "type": "app_mention",
+                "user": "U0BENCH",
+                "text": f"<@{BOT_USER_ID}> {text}",
+                "ts": ts,
+                "channel": channel,
+            },
+        }
+    )
+    headers = {"Content-Type": "application/json", **signed_headers(body, secret=SECRET)}
+    return body.encode(), headers, ts
 
 
 def model_url_of(settings: Settings) -> str:
@@ -468,7 +478,7 @@ GROUPS = (
     ("pydantic, typing", ("pydantic", "typing")),
     ("SQL classifier (bot/sql, sqlglot)", ("bot/sql/", "sqlglot")),
     ("database (bot/db, asyncmy)", ("bot/db/", "asyncmy/")),
-    ("guard, state store", ("bot/guard", "bot/state/", "sqlite3")),
+    ("guard, state store (SQLite, Redis)", ("bot/guard", "bot/state/", "sqlite3", "redis/")),
     ("aiohttp (event server, Slack and model HTTP)", ("aiohttp/", "multidict/", "yarl/")),
     ("asyncio (the event loop's own work)", ("asyncio/", "selectors")),
     ("json", ("json/",)),
@@ -476,8 +486,9 @@ GROUPS = (
 )
 
 
-def cpu_by_group(profiler: cProfile.Profile) -> list[tuple[str, float, float]]:
-    stats = pstats.Stats(profiler)
+def cpu_by_group(*profiles: cProfile.Profile | str) -> list[tuple[str, float, float]]:
+    """The CPU of one or more profiles (a profiler, or a stats file it dumped) by group."""
+    stats = pstats.Stats(*profiles)
     totals = dict.fromkeys((name for name, _ in GROUPS), 0.0)
 
     def group_of(filename: str) -> str:

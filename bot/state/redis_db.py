@@ -27,6 +27,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 DEFAULT_PREFIX = "dbagent:"
 TIMEOUT_S = 5.0
+MAX_CONNECTIONS = 100  # per process; the Stop listener holds one the whole time
 
 
 def describe(url: str) -> str:
@@ -75,13 +76,19 @@ class RedisDb:
         test runs, sharing one Redis)."""
         url, prefix = _split_prefix(url, prefix)
         try:
-            client = redis.Redis.from_url(
+            # A burst of events (a hundred threads at once) may want more connections than
+            # the pool holds: a call then waits for one to be free, within the timeout,
+            # rather than failing with "Too many connections" and refusing the event.
+            pool = redis.BlockingConnectionPool.from_url(
                 url,
+                max_connections=MAX_CONNECTIONS,
+                timeout=TIMEOUT_S,
                 decode_responses=True,
                 socket_timeout=TIMEOUT_S,
                 socket_connect_timeout=TIMEOUT_S,
                 retry=Retry(NoBackoff(), 0),
             )
+            client = redis.Redis.from_pool(pool)
         except ValueError as exc:
             raise StateError(
                 f"DBAGENT_STATE_URL {describe(url)!r} is not a Redis URL: {exc}"

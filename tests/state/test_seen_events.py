@@ -33,3 +33,24 @@ async def test_old_events_are_forgotten(state: State, clock: Clock) -> None:
     await state.pruner().prune_pass()
     if not state.shared:  # on Redis the key expires after a day by itself
         assert await state.seen_events.claim("event:old")
+
+
+async def test_a_burst_of_claims_beyond_the_store_connections_all_succeed(state: State) -> None:
+    # A burst of events (hundreds of threads at once on one process) while the Stop
+    # listener holds a connection of its own: each claim waits for a free connection
+    # rather than failing with "Too many connections".
+    async def listen() -> None:
+        async for _ in state.stops.incoming():
+            pass
+
+    listener = asyncio.create_task(listen())
+    try:
+        async with asyncio.timeout(30):
+            wins = await asyncio.gather(
+                *(state.seen_events.claim(f"event:B{n}") for n in range(300)),
+                return_exceptions=True,
+            )
+    finally:
+        listener.cancel()
+        await asyncio.gather(listener, return_exceptions=True)
+    assert wins == [True] * 300, {repr(w) for w in wins if w is not True}
