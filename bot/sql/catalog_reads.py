@@ -252,7 +252,8 @@ def confine(statement: Statement, schemas: Sequence[str], *, folds: bool) -> str
         refused = _show_listing_every_schema(statement.text)
         if refused is not None:
             return refused
-    catalog = [read for read in statement.reads if is_catalog(read)]
+    # A whole catalog (SHOW TABLES FROM information_schema) is the list of its views' names.
+    catalog = [read for read in statement.reads if is_catalog(read) and read.name]
     if not catalog:
         return statement.text
     for read in catalog:
