@@ -50,8 +50,9 @@ if __package__ in (None, ""):  # run as a script: make `bot` and `tests` importa
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.bench_slack import DEFAULT_URL, SINGLE_RUNS, cpu_by_group, percentile, prepare_schema
-from bench.worker_bot import CpuSample, Round, ServedBot, bot_environment, forget_keys
+from bench.worker_bot import CpuSample, Round, ServedBot, bot_environment
 from bench.worker_fakes import Fakes
+from tests.redis_keys import forget_keys
 
 DEFAULT_REDIS_URL = os.environ.get("DBAGENT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 SCHEMA = "dbagent_bench_workers"

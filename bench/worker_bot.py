@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import aiohttp
-import redis.asyncio as redis
 
 from bench.bench_slack import DATABASE, SECRET, TOKEN, mention_event
 from bench.worker_fakes import Fakes
@@ -152,17 +151,6 @@ def bot_environment(
         env["BENCH_PROFILE_DIR"] = str(profile_dir)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HOOK), env.get("PYTHONPATH")]))
     return env
-
-
-async def forget_keys(redis_url: str, prefix: str) -> None:
-    """Delete what this run wrote: the keys under its own prefix, nothing else."""
-    client = redis.Redis.from_url(redis_url)
-    try:
-        keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=1000)]
-        if keys:
-            await client.delete(*keys)
-    finally:
-        await client.aclose()
 
 
 class BotLog:

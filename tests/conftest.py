@@ -16,6 +16,7 @@ import pytest
 
 from bot.config import ConnectionTarget, Settings
 from bot.state import State, open_state
+from tests.redis_keys import forget_keys
 from tests.schemas import PREFIX, RUN_SUFFIX
 
 MYSQL_URL = os.environ.get("DBAGENT_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
@@ -139,12 +140,4 @@ async def redis_prefix(request: pytest.FixtureRequest) -> AsyncIterator[str]:
     prefix = f"{PREFIX}{RUN_SUFFIX}:{uuid.uuid4().hex[:8]}:"
     yield prefix
     if _redis_reachable:
-        import redis.asyncio as redis
-
-        client = redis.Redis.from_url(REDIS_URL)
-        try:
-            keys = [key async for key in client.scan_iter(match=f"{prefix}*", count=1000)]
-            if keys:
-                await client.delete(*keys)
-        finally:
-            await client.aclose()
+        await forget_keys(REDIS_URL, prefix)

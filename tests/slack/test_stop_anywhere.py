@@ -40,6 +40,19 @@ def stopped_notes(harness: SlackHarness, thread_ts: str, channel: str) -> list[s
     return [t for t in harness.texts(thread_ts, channel) if "Stopped by" in t]
 
 
+async def slow_read_running(harness: SlackHarness, thread_ts: str, channel: str) -> Message:
+    """Once SLOW_READ runs on the server for the thread: its working message, with Stop."""
+    await wait_for(lambda: statement_running(harness.shop_url))
+    return await harness.slack.wait_for(lambda: working_message(harness, thread_ts, channel))
+
+
+async def stopped_by(harness: SlackHarness, user: str, thread_ts: str, channel: str) -> None:
+    """The statement is gone from the server and the thread says who stopped it."""
+    await wait_for(lambda: _stopped(harness), timeout_s=5.0)
+    note = await harness.slack.wait_for(lambda: stopped_notes(harness, thread_ts, channel))
+    assert f"Stopped by <@{user}>" in note[0]
+
+
 async def test_a_run_buttons_statement_can_be_stopped_by_who_clicked_run(
     harness: SlackHarness,
 ) -> None:
@@ -52,13 +65,10 @@ async def test_a_run_buttons_statement_can_be_stopped_by_who_clicked_run(
     (answer,) = [m for m in harness.thread(thread_ts, DM) if action_elements(m)]
 
     await harness.press(answer, run_blocks.RUN, user=BYSTANDER)
-    await wait_for(lambda: statement_running(harness.shop_url))
-    working = await harness.slack.wait_for(lambda: working_message(harness, thread_ts, DM))
+    working = await slow_read_running(harness, thread_ts, DM)
     await harness.press(working, "stop_run", user=BYSTANDER)
 
-    await wait_for(lambda: _stopped(harness), timeout_s=5.0)
-    note = await harness.slack.wait_for(lambda: stopped_notes(harness, thread_ts, DM))
-    assert f"Stopped by <@{BYSTANDER}>" in note[0]
+    await stopped_by(harness, BYSTANDER, thread_ts, DM)
     await harness.idle()
     assert working_message(harness, thread_ts, DM) is None
     assert not any("ran:" in t for t in harness.texts(thread_ts, DM))  # no result posted
@@ -86,25 +96,27 @@ async def replicas(
     await one.stop()
 
 
+async def mention_running_a_slow_read(running: SlackHarness) -> tuple[str, Message]:
+    """A mention whose execute_query (SLOW_READ) runs on `running`: the thread, and its
+    working message."""
+    await no_slow_read_left(running.shop_url)
+    services_of_app(running.app).status_grace_s = 0.05
+    running.model.script(
+        calls(call("execute_query", {"database": STAGING, "sql": SLOW_READ})), say("Done.")
+    )
+    thread_ts, _ = await running.mention("count a lot")
+    return thread_ts, await slow_read_running(running, thread_ts, CHANNEL)
+
+
 async def test_a_stop_click_on_another_replica_stops_the_run_where_it_runs(
     replicas: tuple[SlackHarness, SlackHarness],
 ) -> None:
     running, other = replicas
-    await no_slow_read_left(running.shop_url)
-    services_of_app(running.app).status_grace_s = 0.05
-    running.model.script(
-        calls(call("execute_query", {"database": STAGING, "sql": SLOW_READ})),
-        say("Stopped, then."),
-    )
-    thread_ts, _ = await running.mention("count a lot")
-    await wait_for(lambda: statement_running(running.shop_url))
-    working = await running.slack.wait_for(lambda: working_message(running, thread_ts, CHANNEL))
+    thread_ts, working = await mention_running_a_slow_read(running)
 
     await other.press(working, "stop_run", user=ASKER)
 
-    await wait_for(lambda: _stopped(running), timeout_s=5.0)
-    note = await running.slack.wait_for(lambda: stopped_notes(running, thread_ts, CHANNEL))
-    assert f"Stopped by <@{ASKER}>" in note[0]
+    await stopped_by(running, ASKER, thread_ts, CHANNEL)
     assert not other.slack.ephemerals(ASKER), "the click was not answered with 'too late'"
 
 
@@ -112,14 +124,7 @@ async def test_a_bystanders_stop_on_another_replica_is_refused_by_the_one_runnin
     replicas: tuple[SlackHarness, SlackHarness],
 ) -> None:
     running, other = replicas
-    await no_slow_read_left(running.shop_url)
-    services_of_app(running.app).status_grace_s = 0.05
-    running.model.script(
-        calls(call("execute_query", {"database": STAGING, "sql": SLOW_READ})), say("Done.")
-    )
-    thread_ts, _ = await running.mention("count a lot")
-    await wait_for(lambda: statement_running(running.shop_url))
-    working = await running.slack.wait_for(lambda: working_message(running, thread_ts, CHANNEL))
+    _, working = await mention_running_a_slow_read(running)
 
     await other.press(working, "stop_run", user=BYSTANDER)
 
