@@ -74,7 +74,14 @@ async def listen_for_forwarded_stops(services: Services) -> None:
             continue  # not a run of this process
         task = asyncio.create_task(stop_here(services, click))  # it waits for the run's end
         stopping.add(task)
+        task.add_done_callback(_stopped_here)
         task.add_done_callback(stopping.discard)
+
+
+def _stopped_here(task: asyncio.Task[None]) -> None:
+    # The listener goes on whatever became of one stop; a failure is logged, not lost.
+    if not task.cancelled() and task.exception() is not None:
+        log.error("a forwarded stop failed", exc_info=task.exception())
 
 
 async def stop_here(services: Services, click: Click) -> None:
