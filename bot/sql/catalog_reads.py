@@ -248,21 +248,24 @@ def confine(statement: Statement, schemas: Sequence[str], *, folds: bool) -> str
     about schemas filtered to rows about ``schemas``; or why that cannot be done.
 
     ``folds``: the server folds the case of names (lower_case_table_names ≠ 0)."""
-    if statement.kind.startswith("SHOW"):
-        refused = _show_listing_every_schema(statement.text)
-        if refused is not None:
-            return refused
+    show = statement.kind.startswith("SHOW")
     # A whole catalog (SHOW TABLES FROM information_schema) is the list of its views' names.
     catalog = [read for read in statement.reads if is_catalog(read) and read.name]
-    if not catalog:
+    if not catalog and not show:
         return statement.text
+    pieces = split(statement.text)
+    if len(pieces) != 1:
+        return Unconfined("Blocked: the statement could not be read as one statement.")
+    if show:
+        refused = _show_beyond_the_database(pieces[0])
+        if refused is not None:
+            return refused
     for read in catalog:
         problem = _not_confinable(read.name)
         if problem is not None:
             return problem
-    pieces = split(statement.text)
-    if len(pieces) != 1:
-        return Unconfined("Blocked: the statement could not be read as one statement.")
+    if not catalog:
+        return statement.text
     if statement.kind.startswith(_DEFINITION_KINDS):
         if "SELECT" in pieces[0].masked.upper():
             return Unconfined(
@@ -368,9 +371,9 @@ def _not_confinable(name: str) -> Unconfined | None:
     )
 
 
-def _show_listing_every_schema(text: str) -> Unconfined | None:
-    pieces = split(text)
-    tokens = tokenize(pieces[0], limit=8) if len(pieces) == 1 else []
+def _show_beyond_the_database(piece: Piece) -> Unconfined | None:
+    """Why a SHOW shows what lies beyond the database (or may), else None."""
+    tokens = tokenize(piece, limit=8)
     words = [token.word for token in tokens[1:] if token.kind is WORD]
     for length in (2, 1):
         form = " ".join(words[:length])
