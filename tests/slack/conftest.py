@@ -540,6 +540,17 @@ class SlackHarness:
     def texts(self, thread_ts: str, channel: str = CHANNEL) -> list[str]:
         return [m.text for m in self.thread(thread_ts, channel)]
 
+    def working_message(self, thread_ts: str, channel: str = CHANNEL) -> Message | None:
+        """The thread's working message (the one with Stop), if it shows one now."""
+        return next(
+            (
+                m
+                for m in self.thread(thread_ts, channel)
+                if any(b.get("block_id") == "working" for b in m.blocks)
+            ),
+            None,
+        )
+
     def cards(self, thread_ts: str, channel: str = CHANNEL) -> list[Message]:
         return [
             m

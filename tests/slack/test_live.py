@@ -111,17 +111,6 @@ async def running_sleeps(harness: SlackHarness) -> list[tuple]:
     )
 
 
-def working_message(harness: SlackHarness, thread_ts: str) -> Message | None:
-    return next(
-        (
-            m
-            for m in harness.thread(thread_ts)
-            if any(b.get("block_id") == "working" for b in m.blocks)
-        ),
-        None,
-    )
-
-
 async def start_sleeping(harness: SlackHarness) -> tuple[str, Message]:
     """A mention whose approved statement is SELECT SLEEP(60), running on the server."""
     quick_status(harness)
@@ -133,7 +122,7 @@ async def start_sleeping(harness: SlackHarness) -> tuple[str, Message]:
     while not await running_sleeps(harness):
         assert time.monotonic() < deadline, "SLEEP(60) never started"
         await asyncio.sleep(0.05)
-    working = await harness.slack.wait_for(lambda: working_message(harness, thread_ts))
+    working = await harness.slack.wait_for(lambda: harness.working_message(thread_ts))
     return thread_ts, working
 
 
@@ -151,7 +140,7 @@ async def test_stop_during_a_sleep_kills_it_on_the_server_and_the_thread_says_wh
     )
     assert note == [f":octagonal_sign: Stopped by <@{ASKER}>. " + note[0].split(". ", 1)[1]]
     await harness.idle()
-    assert working_message(harness, thread_ts) is None  # the Stop button went with it
+    assert harness.working_message(thread_ts) is None  # the Stop button went with it
     (card,) = harness.cards(thread_ts)
     assert f"stopped by <@{ASKER}> while it ran" in str(card.blocks)
     assert not any(b["type"] == "actions" for b in card.blocks)  # nothing left to click
@@ -184,7 +173,7 @@ async def test_stop_after_the_run_ended_says_there_was_nothing_to_stop(
     quick_status(harness)
     slow_tables_run(harness)
     thread_ts, _ = await harness.mention("tables?")
-    working = await harness.slack.wait_for(lambda: working_message(harness, thread_ts))
+    working = await harness.slack.wait_for(lambda: harness.working_message(thread_ts))
     kept = Message(working.channel, working.ts, working.text, working.blocks, working.thread_ts)
     await harness.slack.wait_for(lambda: "One table: orders." in harness.texts(thread_ts))
     await harness.idle()

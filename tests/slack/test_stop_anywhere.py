@@ -25,17 +25,6 @@ from tests.slack.conftest import (
 )
 
 
-def working_message(harness: SlackHarness, thread_ts: str, channel: str) -> Message | None:
-    return next(
-        (
-            m
-            for m in harness.thread(thread_ts, channel)
-            if any(b.get("block_id") == "working" for b in m.blocks)
-        ),
-        None,
-    )
-
-
 def stopped_notes(harness: SlackHarness, thread_ts: str, channel: str) -> list[str]:
     return [t for t in harness.texts(thread_ts, channel) if "Stopped by" in t]
 
@@ -43,7 +32,7 @@ def stopped_notes(harness: SlackHarness, thread_ts: str, channel: str) -> list[s
 async def slow_read_running(harness: SlackHarness, thread_ts: str, channel: str) -> Message:
     """Once SLOW_READ runs on the server for the thread: its working message, with Stop."""
     await wait_for(lambda: statement_running(harness.shop_url))
-    return await harness.slack.wait_for(lambda: working_message(harness, thread_ts, channel))
+    return await harness.slack.wait_for(lambda: harness.working_message(thread_ts, channel))
 
 
 async def stopped_by(harness: SlackHarness, user: str, thread_ts: str, channel: str) -> None:
@@ -70,7 +59,7 @@ async def test_a_run_buttons_statement_can_be_stopped_by_who_clicked_run(
 
     await stopped_by(harness, BYSTANDER, thread_ts, DM)
     await harness.idle()
-    assert working_message(harness, thread_ts, DM) is None
+    assert harness.working_message(thread_ts, DM) is None
     assert not any("ran:" in t for t in harness.texts(thread_ts, DM))  # no result posted
 
 
