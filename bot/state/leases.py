@@ -16,6 +16,8 @@ import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 
+import redis.asyncio as redis
+
 from bot.state.errors import StateError
 from bot.state.redis_db import RedisDb, text
 
@@ -58,10 +60,11 @@ class LocalLeases(SessionLeases):
         return lock is not None and lock.locked()
 
 
-# KEYS[1]: the session's queue; ARGV: ticket, heartbeat key prefix, heartbeat ms.
-# Refreshes the caller's heartbeat, drops dead tickets at the head, and says whether the
-# caller's ticket is the head now.
+# KEYS[1]: the session's queue; ARGV: ticket, heartbeat key prefix, heartbeat ms, and "1"
+# to join the queue first. Refreshes the caller's heartbeat, drops dead tickets at the head,
+# and says whether the caller's ticket is the head now (-1: not in the queue at all).
 _TURN = """
+if ARGV[4] == '1' then redis.call('RPUSH', KEYS[1], ARGV[1]) end
 redis.call('SET', ARGV[2] .. ARGV[1], '1', 'PX', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 20)
 while true do
@@ -81,15 +84,10 @@ class RedisLeases(SessionLeases):
         self._poll_s = poll_s
         self._turn = db.client.register_script(_TURN)
 
-    async def _my_turn(self, queue: str, ticket: str) -> int:
+    async def _my_turn(self, queue: str, ticket: str, *, join: bool = False) -> int:
         alive = self._db.key("lease-alive", "")
-        return int(
-            await self._db.run(
-                lambda c: self._turn(
-                    keys=[queue], args=[ticket, alive, self._heartbeat_ms], client=c
-                )
-            )
-        )
+        args: list[str | int] = [ticket, alive, self._heartbeat_ms, "1" if join else "0"]
+        return int(await self._db.run(lambda c: self._turn(keys=[queue], args=args, client=c)))
 
     async def _beat(self, queue: str, ticket: str) -> None:
         """Keep the heartbeat alive while the lease is held (a third of its lifetime)."""
@@ -112,18 +110,12 @@ class RedisLeases(SessionLeases):
     async def hold(self, session_id: str) -> AsyncIterator[None]:
         queue = self._db.key("lease", session_id)
         ticket = uuid.uuid4().hex
-        await self._db.run(lambda c: c.rpush(queue, ticket))
         beat: asyncio.Task[None] | None = None
         try:
-            delay = self._poll_s
-            while True:
-                turn = await self._my_turn(queue, ticket)
-                if turn == 1:
-                    break
-                if turn == -1:  # the queue expired under us: queue again
-                    await self._db.run(lambda c: c.rpush(queue, ticket))
-                await asyncio.sleep(delay)
-                delay = min(delay * 1.5, 0.5)
+            # Joining the queue and the first look at its head are one round trip.
+            turn = await self._my_turn(queue, ticket, join=True)
+            if turn != 1:
+                await self._wait_turn(queue, ticket)
             beat = asyncio.create_task(self._beat(queue, ticket), name=f"lease {session_id}")
             yield
         finally:
@@ -133,5 +125,23 @@ class RedisLeases(SessionLeases):
                     await beat
             alive = self._db.key("lease-alive", ticket)
             with contextlib.suppress(StateError):  # a lost release expires by itself
-                await self._db.run(lambda c: c.lrem(queue, 1, ticket))
-                await self._db.run(lambda c: c.delete(alive))
+                await self._db.run(lambda c: _release(c, queue, ticket, alive))
+
+    async def _wait_turn(self, queue: str, ticket: str) -> None:
+        delay = self._poll_s
+        while True:
+            await asyncio.sleep(delay)
+            delay = min(delay * 1.5, 0.5)
+            turn = await self._my_turn(queue, ticket)
+            if turn == 1:
+                return
+            if turn == -1:  # the queue expired under us: queue again
+                await self._db.run(lambda c: c.rpush(queue, ticket))
+
+
+async def _release(client: redis.Redis, queue: str, ticket: str, alive: str) -> None:
+    """Leave the queue and end the heartbeat, in one round trip."""
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.lrem(queue, 1, ticket)
+        pipe.delete(alive)
+        await pipe.execute()

@@ -138,3 +138,21 @@ async def test_a_lease_is_seen_held_only_while_held(state: State) -> None:
     async with state.leases.hold("T:C:1"):
         assert await state.leases.held("T:C:1")
     assert not await state.leases.held("T:C:1")
+
+
+async def test_a_released_lease_on_redis_leaves_no_key_behind(
+    redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    state = await open_state(
+        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
+        redis_prefix=redis_prefix,
+    )
+    client = state.backend.client
+    try:
+        async with state.leases.hold("T:C:1"):
+            assert await client.keys(f"{redis_prefix}lease*")  # the queue and the heartbeat
+        # The ticket left the queue and the heartbeat ended in one round trip; nothing of
+        # either waits for its expiry.
+        assert await client.keys(f"{redis_prefix}lease*") == []
+    finally:
+        await state.close()
