@@ -13,15 +13,20 @@ posts per channel as Slack requires, and this measures the bot, not Slack's rate
 
 For each worker count, after warm-up rounds of 1, 10 and --threads threads: the wall time of
 one thread (median of 5) and of --threads concurrent threads, from the events being sent to
-each thread's last Slack call; their ratio (target: ≤ 1.5× with N workers); the CPU per turn
-of all the bot's processes (/proc, utime + stime, children included); and how the threads
-were split between the workers (by the process that answered each, from its connections to
+each thread's last Slack call; their ratio (target: ≤ 1.5× with N workers); when the
+threads' first and second model calls reached the model (from the first event sent: how long
+the burst held each call back); the CPU per turn of all the bot's processes (the scheduler's
+count, /proc/PID/task/*/schedstat) and how often they were woken; and how the threads were
+split between the workers (by the process that answered each, from its connections to
 the fake Slack). Every thread must get exactly one answer (and its result file, with
 execute_query), or the run fails.
 
-The machine is shared (the fakes, this process sending the events, anything else running):
-the CPU of the fakes and of this process over the concurrent round, and how many cores were
-busy in all, are printed beside the bot's.
+The events are signed before the clock starts (Slack does that on its own servers), and the
+fakes and this process collect their garbage only between rounds: a collection in the fakes
+took 50-90 ms by the end of a run, and one falling inside a round made it look that much
+slower. The machine is shared (the fakes, this process sending the events, anything else
+running): the CPU of the fakes and of this process over the concurrent round, and how many
+cores were busy in all, are printed beside the bot's.
 
 --profile: each worker runs cProfile over the concurrent round (bench/profile_hook, put on the
 workers' PYTHONPATH; the bot knows nothing of it) and its CPU is printed by part, as in
@@ -164,9 +169,23 @@ def print_report(args: argparse.Namespace, results: list[Result]) -> None:
     turns = [[t * 1000 for t in r.many.turns] for r in results]
     row("turn time, median", [f"{statistics.median(t):.1f} ms" for t in turns])
     row("turn time, p99", [f"{percentile(t, 0.99):.1f} ms" for t in turns])
+    # When the threads' model calls reached the model: how long the bot took to send each
+    # call of all the threads, which is what a burst waits for.
+    for call in range(max(len(r.many.model_calls) for r in results)):
+        row(
+            f"model call {call + 1} sent, first / last",
+            [
+                _spread(r.many.model_calls[call] if call < len(r.many.model_calls) else [])
+                for r in results
+            ],
+        )
     row(
         "CPU per turn, all processes",
         [f"{sum(r.cpu.by_pid[p] for p in r.bot) / args.threads * 1000:.1f} ms" for r in results],
+    )
+    row(
+        "wakeups per turn, all processes",
+        [f"{sum(r.cpu.wakeups[p] for p in r.bot) / args.threads:.0f}" for r in results],
     )
     row(
         "threads answered per worker",
@@ -188,6 +207,10 @@ def print_report(args: argparse.Namespace, results: list[Result]) -> None:
             for group, spent, share in result.profile:
                 turn_ms = spent / args.threads * 1000
                 print(f"    {group:<44} {turn_ms:6.1f} ms/turn  {share:5.1%}")
+
+
+def _spread(times: list[float]) -> str:
+    return f"{times[0] * 1000:.0f} / {times[-1] * 1000:.0f} ms" if times else "-"
 
 
 if __name__ == "__main__":

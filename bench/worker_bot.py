@@ -7,6 +7,7 @@ supervisor started, and which worker owns a connection.
 from __future__ import annotations
 
 import asyncio
+import gc
 import itertools
 import os
 import signal
@@ -48,6 +49,9 @@ class Round:
     turns: list[float]  # each thread: from its event being sent to its last Slack call
     owners: Counter[int]  # worker pid → threads it answered (0: not attributed)
     api_calls: int
+    # when each thread's model calls reached the model, from the first event sent: the
+    # threads' first calls, their second calls, …
+    model_calls: list[list[float]]
 
 
 class ServedBot:
@@ -85,20 +89,41 @@ class ServedBot:
         if code != 0:
             raise RuntimeError(f"the workers exited with {code}:\n{self.log.tail()}")
 
-    async def mention(self, text: str) -> tuple[str, float]:
+    def mention(self, text: str) -> tuple[str, tuple[bytes, dict[str, str]]]:
+        """A signed mention in a channel of its own: its channel, body and headers."""
         number = next(self.numbers)
         channel = f"CW{number:07d}"
         body, headers, _ = mention_event(number, text, channel)
+        return channel, (body, headers)
+
+    async def send(self, event: tuple[bytes, dict[str, str]]) -> float:
+        """Send one event (on a connection of its own); when it was sent."""
+        body, headers = event
         sent = time.monotonic()
         async with self.http.post(self.url, data=body, headers=headers) as response:
             assert response.status == 200, f"event refused: HTTP {response.status}"
-        return channel, sent
+        return sent
 
     async def run(self, threads: int, label: str) -> Round:
-        """`threads` mentions at once, each in a channel of its own, until all are answered."""
+        """`threads` mentions at once, each in a channel of its own, until all are answered.
+
+        This process's collector waits until the round is over: a full collection would hold
+        back the events it sends (see worker_fakes.serve)."""
+        gc.disable()
+        try:
+            return await self._run(threads, label)
+        finally:
+            gc.enable()
+
+    async def _run(self, threads: int, label: str) -> Round:
+        # Slack signs the events on its own servers: they are ready before the clock starts.
+        questions = [f"{label} {i}" for i in range(threads)]
+        events = dict(self.mention(question) for question in questions)
         began = time.monotonic()
-        sent = dict(await asyncio.gather(*(self.mention(f"{label} {i}") for i in range(threads))))
-        report = await self.fakes.report(list(sent), within_s=ANSWER_S)
+        sent = dict(
+            zip(events, await asyncio.gather(*map(self.send, events.values())), strict=True)
+        )
+        report = await self.fakes.report(list(sent), questions, within_s=ANSWER_S)
         owners_by_port = socket_owners(self.pids, self.fakes.slack_port)
         unanswered = [c for c, seen in report.threads.items() if not seen.done]
         if unanswered:
@@ -118,6 +143,10 @@ class ServedBot:
             turns=[seen.last_at - sent[c] for c, seen in report.threads.items()],
             owners=owners,
             api_calls=report.api_calls,
+            model_calls=[
+                sorted(times[call] - began for times in report.model_calls if len(times) > call)
+                for call in range(max(map(len, report.model_calls), default=0))
+            ],
         )
 
     async def toggle_profiles(self, state: str) -> None:
@@ -191,10 +220,18 @@ class BotLog:
 
 @dataclass
 class CpuSample:
-    """CPU seconds of some processes (their threads and waited-for children included), and
-    of the whole machine: busy, and in all, over every core."""
+    """CPU seconds of some processes (all their threads), and of the whole machine: busy,
+    and in all, over every core.
+
+    A process's time is the scheduler's own count (/proc/PID/task/*/schedstat, in ns), not
+    utime + stime, which the kernel keeps in clock ticks of 10 ms: a worker's CPU over one
+    round is a few tenths of a second, which ticks leave off by several percent. Beside it,
+    how many times the process's threads were put on a core (the event loop sleeping and
+    waking up again, mostly): waking costs CPU too.
+    """
 
     by_pid: dict[int, float]
+    wakeups: dict[int, int]
     busy: float
     total: float
 
@@ -202,19 +239,33 @@ class CpuSample:
     def take(cls, pids: list[int]) -> CpuSample:
         ticks = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
         idle = ticks[3] + ticks[4]  # idle, iowait
-        by_pid = {}
+        by_pid, wakeups = {}, {}
         for pid in pids:
-            utime, stime, cutime, cstime = (int(value) for value in _stat(pid)[11:15])
-            by_pid[pid] = (utime + stime + cutime + cstime) / CLOCK_TICKS
-        return cls(by_pid, (sum(ticks) - idle) / CLOCK_TICKS, sum(ticks) / CLOCK_TICKS)
+            on_cpu_ns, runs = _scheduled(pid)
+            by_pid[pid], wakeups[pid] = on_cpu_ns / 1e9, runs
+        return cls(by_pid, wakeups, (sum(ticks) - idle) / CLOCK_TICKS, sum(ticks) / CLOCK_TICKS)
 
     def since(self, earlier: CpuSample) -> CpuSample:
         by_pid = {pid: seconds - earlier.by_pid[pid] for pid, seconds in self.by_pid.items()}
-        return CpuSample(by_pid, self.busy - earlier.busy, self.total - earlier.total)
+        wakeups = {pid: runs - earlier.wakeups[pid] for pid, runs in self.wakeups.items()}
+        return CpuSample(by_pid, wakeups, self.busy - earlier.busy, self.total - earlier.total)
 
     @property
     def cores_busy(self) -> float:
         return self.busy / self.total * (os.cpu_count() or 1) if self.total else 0.0
+
+
+def _scheduled(pid: int) -> tuple[int, int]:
+    """Nanoseconds on a core, and times put on one, summed over the process's threads."""
+    on_cpu_ns = runs = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except FileNotFoundError:  # the thread ended meanwhile
+            continue
+        on_cpu_ns += int(fields[0])
+        runs += int(fields[2])
+    return on_cpu_ns, runs
 
 
 def _stat(pid: int) -> list[str]:

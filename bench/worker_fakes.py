@@ -9,6 +9,7 @@ ports (which tell the worker that made them).
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import multiprocessing
@@ -21,7 +22,7 @@ from urllib.parse import urlsplit
 from aiohttp import web
 
 from bench.bench_slack import TOKEN, responder
-from tests.fakes.model_server import FakeModelServer
+from tests.fakes.model_server import FakeModelServer, Turn
 from tests.fakes.slack_server import FakeSlack
 
 ANSWER = "Answer to"  # how the benchmark's model begins every answer
@@ -45,6 +46,7 @@ class Seen:
 class Report:
     threads: dict[str, Seen]
     api_calls: int  # Web API calls since the previous report
+    model_calls: list[list[float]]  # each question's model calls: when they reached the model
 
 
 class CountingSlack(FakeSlack):
@@ -112,7 +114,7 @@ class CountingSlack(FakeSlack):
             except TimeoutError:
                 break
         calls, self.api_calls = self.api_calls, 0
-        return Report({c: self.seen.get(c, Seen()) for c in channels}, calls)
+        return Report({c: self.seen.get(c, Seen()) for c in channels}, calls, [])
 
 
 async def _arguments_again(request: web.Request) -> dict[str, Any]:
@@ -129,17 +131,39 @@ async def _arguments_again(request: web.Request) -> dict[str, Any]:
 
 def serve(connection: Connection, tool: str, model_delay: float) -> None:
     """The child process: serves until the parent sends "stop"; answers each list of channels
-    it is sent with their Report."""
+    it is sent with their Report.
+
+    The fakes keep every call they answer (the tests read them), so a full collection of
+    this process walks more each round: 50-90 ms by the end of a run, during which neither
+    fake answers, and which the bot would be charged for if it fell inside a round. The
+    collector runs between rounds instead, once each round is over and before it is
+    reported (the next round starts only then).
+    """
     logging.basicConfig(level=logging.WARNING)
+    gc.disable()
+
+    respond = responder(tool)
+    asked: dict[str, list[float]] = {}  # question → when each of its model calls arrived
+
+    def noting(body: dict[str, Any]) -> Turn:
+        question = next(m["content"] for m in body["messages"] if m.get("role") == "user")
+        asked.setdefault(str(question), []).append(time.monotonic())
+        return respond(body)
 
     async def run() -> None:
-        slack = CountingSlack(tool, users={"U0BENCH": "Europe/Paris"}, token=TOKEN)
-        async with slack, FakeModelServer(responder=responder(tool), delay_s=model_delay) as model:
+        # The tests check the bot's messages; here that work would only take the bot's CPU.
+        slack = CountingSlack(
+            tool, users={"U0BENCH": "Europe/Paris"}, token=TOKEN, checks_messages=False
+        )
+        async with slack, FakeModelServer(responder=noting, delay_s=model_delay) as model:
             connection.send((slack.api_url, model.url))
             loop = asyncio.get_running_loop()
             while (command := await loop.run_in_executor(None, connection.recv)) != "stop":
-                channels, within_s = command
-                connection.send(await slack.report(channels, within_s))
+                channels, questions, within_s = command
+                report = await slack.report(channels, within_s)
+                report.model_calls = [asked.pop(question, []) for question in questions]
+                gc.collect()
+                connection.send(report)
 
     asyncio.run(run())
 
@@ -164,9 +188,12 @@ class Fakes:
         self._parent.send("stop")
         self._process.join(10)
 
-    async def report(self, channels: list[str], within_s: float) -> Report:
+    async def report(self, channels: list[str], questions: list[str], within_s: float) -> Report:
+        """Once every channel's thread is done: what the fake Slack saw of each, and when the
+        model was asked each question (the question's calls, in order)."""
+
         def ask() -> Report:
-            self._parent.send((channels, within_s))
+            self._parent.send((channels, questions, within_s))
             answer: Report = self._parent.recv()
             return answer
 
