@@ -156,3 +156,45 @@ async def test_a_released_lease_on_redis_leaves_no_key_behind(
         assert await client.keys(f"{redis_prefix}lease*") == []
     finally:
         await state.close()
+
+
+# How many tickets in a queue have no live heartbeat, counted atomically.
+_ORPHANS = """
+local orphans = 0
+for _, ticket in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+  if redis.call('EXISTS', ARGV[1] .. ticket) == 0 then orphans = orphans + 1 end
+end
+return orphans
+"""
+
+
+async def test_a_ticket_is_never_in_a_lease_queue_without_its_heartbeat(
+    redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    # A ticket without a heartbeat looks dead: a waiter drops it, and its owner goes to the
+    # back of the queue behind later arrivals. Joining and the heartbeat are one step.
+    state = await open_state(
+        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
+        redis_prefix=redis_prefix,
+    )
+    orphans = state.backend.client.register_script(_ORPHANS)
+    queue, alive = f"{redis_prefix}lease:T:C:1", f"{redis_prefix}lease-alive:"
+    all_held = asyncio.Event()
+    seen: list[int] = []
+
+    async def watch() -> None:
+        while not all_held.is_set():
+            seen.append(int(await orphans(keys=[queue], args=[alive])))
+
+    async def take_a_turn() -> None:
+        async with state.leases.hold("T:C:1"):
+            await asyncio.sleep(0)
+
+    try:
+        watcher = asyncio.create_task(watch())
+        await asyncio.gather(*(take_a_turn() for _ in range(30)))
+        all_held.set()
+        await watcher
+        assert seen and max(seen) == 0
+    finally:
+        await state.close()
