@@ -133,10 +133,10 @@ class RedisLeases(SessionLeases):
             await asyncio.sleep(delay)
             delay = min(delay * 1.5, 0.5)
             turn = await self._my_turn(queue, ticket)
+            if turn == -1:  # the queue expired under us: join it again (with the heartbeat)
+                turn = await self._my_turn(queue, ticket, join=True)
             if turn == 1:
                 return
-            if turn == -1:  # the queue expired under us: queue again
-                await self._db.run(lambda c: c.rpush(queue, ticket))
 
 
 async def _release(client: redis.Redis, queue: str, ticket: str, alive: str) -> None:
