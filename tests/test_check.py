@@ -13,6 +13,7 @@ from typing import Any
 
 import asyncmy
 import pytest
+import redis.asyncio as redis
 from aiohttp import web
 
 from bot.check import Mark, check_main, manifest_scopes, read_manifest, report, run_checks
@@ -298,6 +299,21 @@ async def test_a_replica_is_checked_as_well(reader_url, mysql_url, model, slack,
     [replica] = lines_about(lines, "database shop (production) replica")
     assert primary.mark is Mark.PASSED
     assert replica.mark is Mark.FAILED and "cannot connect" in replica.detail
+
+
+async def test_a_redis_that_evicts_keys_is_a_warning(redis_url, tmp_path):
+    # Leases, pending approvals and seen events must stay until they expire or are taken.
+    settings = Settings(dbagent_state_url=redis_url, dbagent_config=tmp_path / "x.toml")
+    client = redis.Redis.from_url(redis_url, decode_responses=True)
+    before = (await client.config_get("maxmemory-policy"))["maxmemory-policy"]
+    try:
+        await client.config_set("maxmemory-policy", "allkeys-lru")
+        [state] = [line for line in await run_checks(settings) if line.subject == "state"]
+        assert state.mark is Mark.WARNING
+        assert "allkeys-lru" in state.detail and "noeviction" in state.fix
+    finally:
+        await client.config_set("maxmemory-policy", before)
+        await client.aclose()
 
 
 async def test_redis_state_is_checked_by_asking_it(redis_url, tmp_path):

@@ -62,7 +62,16 @@ async def state_line(settings: Settings) -> Line:
                 str(exc),
                 "check DBAGENT_STATE_URL (redis://host:6379/0) and that Redis runs",
             )
+        policy = await redis_db.eviction_policy()
         await redis_db.close()
+        if policy is not None and policy != "noeviction":
+            return warning(
+                "state",
+                f"Redis at {redis_db.where} answers, but evicts keys when full "
+                f"(maxmemory-policy {policy})",
+                "set maxmemory-policy noeviction: an evicted lease lets two replicas run one "
+                "thread at once, and evicted approvals and seen events are lost",
+            )
         return passed("state", f"Redis at {redis_db.where} answers")
     directory = settings.dbagent_state_dir.resolve()
     existing = directory

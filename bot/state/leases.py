@@ -15,6 +15,7 @@ import logging
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
+from typing import Literal
 
 import redis.asyncio as redis
 
@@ -60,11 +61,22 @@ class LocalLeases(SessionLeases):
         return lock is not None and lock.locked()
 
 
-# KEYS[1]: the session's queue; ARGV: ticket, heartbeat key prefix, heartbeat ms, and "1"
-# to join the queue first. Refreshes the caller's heartbeat, drops dead tickets at the head,
-# and says whether the caller's ticket is the head now (-1: not in the queue at all).
+# KEYS[1]: the session's queue; ARGV: ticket, heartbeat key prefix, heartbeat ms, and how
+# the caller stands: "join" (queue the ticket), "wait" (queue it again if it is no longer
+# there: its heartbeat lapsed and a waiter dropped it, or the queue expired) or "hold" (the
+# holder's renewal, which never queues). Refreshes the caller's heartbeat, drops dead tickets
+# at the head, and says whether the caller's ticket is the head now: 1 yes, 0 not yet, -1 the
+# queue is gone (only a holder sees that: its lease is lost).
 _TURN = """
-if ARGV[4] == '1' then redis.call('RPUSH', KEYS[1], ARGV[1]) end
+local function queued()
+  for _, ticket in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
+    if ticket == ARGV[1] then return true end
+  end
+  return false
+end
+if ARGV[4] == 'join' or (ARGV[4] == 'wait' and not queued()) then
+  redis.call('RPUSH', KEYS[1], ARGV[1])
+end
 redis.call('SET', ARGV[2] .. ARGV[1], '1', 'PX', ARGV[3])
 redis.call('PEXPIRE', KEYS[1], tonumber(ARGV[3]) * 20)
 while true do
@@ -77,6 +89,9 @@ end
 """
 
 
+_Stand = Literal["join", "wait", "hold"]
+
+
 class RedisLeases(SessionLeases):
     def __init__(self, db: RedisDb, *, heartbeat_s: float = 15.0, poll_s: float = 0.02) -> None:
         self._db = db
@@ -84,19 +99,29 @@ class RedisLeases(SessionLeases):
         self._poll_s = poll_s
         self._turn = db.client.register_script(_TURN)
 
-    async def _my_turn(self, queue: str, ticket: str, *, join: bool = False) -> int:
+    async def _my_turn(self, queue: str, ticket: str, stand: _Stand) -> int:
         alive = self._db.key("lease-alive", "")
-        args: list[str | int] = [ticket, alive, self._heartbeat_ms, "1" if join else "0"]
+        args: list[str | int] = [ticket, alive, self._heartbeat_ms, stand]
         return int(await self._db.run(lambda c: self._turn(keys=[queue], args=args, client=c)))
 
     async def _beat(self, queue: str, ticket: str) -> None:
         """Keep the heartbeat alive while the lease is held (a third of its lifetime)."""
+        lost = False
         while True:
             await asyncio.sleep(self._heartbeat_ms / 3000)
             try:
-                await self._my_turn(queue, ticket)
+                turn = await self._my_turn(queue, ticket, "hold")
             except StateError as exc:
                 log.warning("cannot renew the lease of %s: %s", queue, exc)
+                continue
+            if turn != 1 and not lost:
+                lost = True  # said once: the run goes on, and may overlap another's
+                log.error(
+                    "the lease of %s is lost (its queue in Redis is gone or another process "
+                    "holds it): this run may overlap another; run Redis with "
+                    "maxmemory-policy noeviction",
+                    queue,
+                )
 
     async def held(self, session_id: str) -> bool:
         queue = self._db.key("lease", session_id)
@@ -113,7 +138,7 @@ class RedisLeases(SessionLeases):
         beat: asyncio.Task[None] | None = None
         try:
             # Joining the queue and the first look at its head are one round trip.
-            turn = await self._my_turn(queue, ticket, join=True)
+            turn = await self._my_turn(queue, ticket, "join")
             if turn != 1:
                 await self._wait_turn(queue, ticket)
             beat = asyncio.create_task(self._beat(queue, ticket), name=f"lease {session_id}")
@@ -128,14 +153,13 @@ class RedisLeases(SessionLeases):
                 await self._db.run(lambda c: _release(c, queue, ticket, alive))
 
     async def _wait_turn(self, queue: str, ticket: str) -> None:
-        delay = self._poll_s
+        # Each look renews the waiter's heartbeat: looks come well within its lifetime, or
+        # another waiter would drop the ticket as dead.
+        delay, longest = self._poll_s, min(0.5, self._heartbeat_ms / 3000)
         while True:
             await asyncio.sleep(delay)
-            delay = min(delay * 1.5, 0.5)
-            turn = await self._my_turn(queue, ticket)
-            if turn == -1:  # the queue expired under us: join it again (with the heartbeat)
-                turn = await self._my_turn(queue, ticket, join=True)
-            if turn == 1:
+            delay = min(delay * 1.5, longest)
+            if await self._my_turn(queue, ticket, "wait") == 1:
                 return
 
 

@@ -121,5 +121,14 @@ class RedisDb:
             self.last_error = None
         return result
 
+    async def eviction_policy(self) -> str | None:
+        """Redis's `maxmemory-policy`; None where CONFIG is not allowed (managed services)."""
+        try:
+            reply = await self.client.config_get("maxmemory-policy")
+        except RedisError:
+            return None
+        policy = reply.get("maxmemory-policy")
+        return None if policy is None else text(policy)
+
     async def close(self) -> None:
         await self.client.aclose()

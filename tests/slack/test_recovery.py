@@ -4,10 +4,8 @@ the same, without buttons."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 
 import asyncmy
 import pytest
@@ -27,6 +25,7 @@ from tests.slack.conftest import (
     SlackHarness,
     run_sql,
 )
+from tests.waiting import until
 
 MARK_PAID = "UPDATE orders SET status = 'paid' WHERE id = 11"
 
@@ -89,7 +88,7 @@ async def test_the_card_of_a_change_a_stop_cut_off_shows_its_outcome_after_the_r
     async def running() -> bool:
         return bool(await state.executions.unfinished())
 
-    await wait_until(running)  # recorded before it was sent; it waits for the row lock
+    await until(running)  # recorded before it was sent; it waits for the row lock
     # The bot stops past its grace: the run is cut off while the change waits.
     await services_of_app(harness.app).queues.cancel(within_s=10)
     await harness.stop()
@@ -108,13 +107,6 @@ async def test_the_card_of_a_change_a_stop_cut_off_shows_its_outcome_after_the_r
         assert rows == [("pending",)]
     finally:
         await again.stop()
-
-
-async def wait_until(condition: Callable[[], Awaitable[bool]], within_s: float = 30.0) -> None:
-    deadline = time.monotonic() + within_s
-    while not await condition():
-        assert time.monotonic() < deadline, "never happened"
-        await asyncio.sleep(0.02)
 
 
 def has_buttons(message: Message) -> bool:

@@ -4,8 +4,6 @@ when it was reading or thinking, or reported as interrupted with what was runnin
 from __future__ import annotations
 
 import asyncio
-import time
-from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -16,16 +14,7 @@ from tests.agent.support import SLOW_READ, no_slow_read_left, statement_running
 from tests.fakes.model_server import answer_once_released, call, calls, say
 from tests.fakes.slack_server import TEAM_ID
 from tests.slack.conftest import APPROVER, CHANNEL, STAGING, SlackHarness
-
-
-async def until(condition: Callable[[], Awaitable[bool] | bool], within_s: float = 10) -> None:
-    deadline = time.monotonic() + within_s
-    while True:
-        value = condition()
-        if await value if isinstance(value, Awaitable) else value:
-            return
-        assert time.monotonic() < deadline, "the condition never held"
-        await asyncio.sleep(0.02)
+from tests.waiting import until
 
 
 async def crash_and_restart(harness: SlackHarness) -> None:

@@ -6,11 +6,16 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+import time
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from bot.config import Settings
 from bot.state import State, open_state
 from bot.state.leases import RedisLeases
+from tests.waiting import until
 
 
 async def test_holders_of_one_session_never_overlap(state: State) -> None:
@@ -196,5 +201,106 @@ async def test_a_ticket_is_never_in_a_lease_queue_without_its_heartbeat(
         all_held.set()
         await watcher
         assert seen and max(seen) == 0
+    finally:
+        await state.close()
+
+
+async def _redis_state(redis_url: str, redis_prefix: str, tmp_path: Path) -> State:
+    return await open_state(
+        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
+        redis_prefix=redis_prefix,
+    )
+
+
+async def test_a_waiter_dropped_from_the_queue_queues_again_at_its_next_look(
+    redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    # Its heartbeat lapsed (its process stalled) and another waiter dropped its ticket: it
+    # must not wait for the queue to empty, which under steady traffic may never happen.
+    state = await _redis_state(redis_url, redis_prefix, tmp_path)
+    client, queue = state.backend.client, f"{redis_prefix}lease:T:C:1"
+    leases = RedisLeases(state.backend, heartbeat_s=3.0)
+    release, waiter_in = asyncio.Event(), asyncio.Event()
+
+    async def hold_until_told() -> None:
+        async with leases.hold("T:C:1"):
+            await release.wait()
+
+    async def wait_for_the_lease() -> None:
+        async with leases.hold("T:C:1"):
+            waiter_in.set()
+
+    try:
+        holder = asyncio.create_task(hold_until_told())
+        await until(lambda: _length_is(client, queue, 1))
+        waiter = asyncio.create_task(wait_for_the_lease())
+        await until(lambda: _length_is(client, queue, 2))
+        dropped = await client.lindex(queue, 1)
+        await client.lrem(queue, 1, dropped)
+        await until(lambda: _length_is(client, queue, 2))  # queued again, behind the holder
+        assert await client.lindex(queue, 1) == dropped
+        assert not waiter_in.is_set()
+        release.set()
+        await asyncio.wait_for(asyncio.gather(holder, waiter), 10)
+        assert waiter_in.is_set()
+    finally:
+        await state.close()
+
+
+async def _length_is(client: Any, queue: str, length: int) -> bool:
+    return int(await client.llen(queue)) == length
+
+
+async def test_a_waiter_with_a_short_heartbeat_is_never_dropped_as_dead(
+    redis_url: str, redis_prefix: str, tmp_path: Path
+) -> None:
+    # A waiter renews its heartbeat each time it looks at the queue: the looks must come
+    # within the heartbeat's lifetime, however long the wait.
+    state = await _redis_state(redis_url, redis_prefix, tmp_path)
+    orphans = state.backend.client.register_script(_ORPHANS)
+    queue, alive = f"{redis_prefix}lease:T:C:1", f"{redis_prefix}lease-alive:"
+    leases = RedisLeases(state.backend, heartbeat_s=0.3)
+    seen: list[int] = []
+    watched = asyncio.Event()
+
+    async def hold_while_watched() -> None:
+        async with leases.hold("T:C:1"):
+            await watched.wait()
+
+    async def wait_for_the_lease() -> None:
+        async with leases.hold("T:C:1"):
+            pass
+
+    try:
+        holder = asyncio.create_task(hold_while_watched())
+        waiters = [asyncio.create_task(wait_for_the_lease()) for _ in range(3)]
+        began = time.monotonic()
+        while time.monotonic() - began < 2.0:  # several heartbeats' lifetimes
+            seen.append(int(await orphans(keys=[queue], args=[alive])))
+            await asyncio.sleep(0.01)
+        watched.set()
+        await asyncio.wait_for(asyncio.gather(holder, *waiters), 10)
+        assert seen and max(seen) == 0
+    finally:
+        await state.close()
+
+
+async def test_a_holder_whose_lease_is_lost_says_so_in_the_log(
+    redis_url: str, redis_prefix: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # An evicted or flushed queue lets another process take the thread: the run cannot be
+    # undone, but the log must say it may overlap another.
+    state = await _redis_state(redis_url, redis_prefix, tmp_path)
+    client, queue = state.backend.client, f"{redis_prefix}lease:T:C:1"
+    leases = RedisLeases(state.backend, heartbeat_s=0.3)
+
+    def lost() -> bool:
+        return any("lease" in r.message and "is lost" in r.message for r in caplog.records)
+
+    try:
+        async with leases.hold("T:C:1"):
+            await client.delete(queue)
+            await until(lost)
+        assert [r.levelname for r in caplog.records if "is lost" in r.message] == ["ERROR"]
     finally:
         await state.close()
