@@ -16,7 +16,7 @@ import asyncio
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any, Protocol, TypeVar
+from typing import Any, TypeVar
 
 from bot.agent.outcomes import PendingApproval
 from bot.agent.tools.base import ToolContext, ToolReply
@@ -39,8 +39,14 @@ from bot.state.grants import GrantClaim, Grants, GrantScope
 T = TypeVar("T")
 
 
-class Audit(Protocol):
-    """Records one statement of the call in the audit log, with the call's shared fields."""
+class CallAudit:
+    """Records one statement of a call in the audit log, with the fields the call's records
+    share (session, requester, approver, database, environment)."""
+
+    def __init__(self, context: ToolContext, database: str, environment: str) -> None:
+        self._context = context
+        self._database = database
+        self._environment = environment
 
     async def __call__(
         self,
@@ -52,7 +58,22 @@ class Audit(Protocol):
         error: str | None = None,
         duration_ms: float | None = None,
         execution_id: str | None = None,
-    ) -> None: ...
+    ) -> None:
+        context = self._context
+        await context.audit.record(
+            session_id=context.session_id,
+            requester=context.requester.user_id,
+            approver=context.approver,
+            database=self._database,
+            environment=self._environment,
+            risk=risk,
+            sql=sql,
+            outcome=outcome,
+            rows=rows,
+            error=error,
+            duration_ms=duration_ms,
+            execution_id=execution_id,
+        )
 
 
 Reply = Callable[[Execution], ToolReply]
@@ -126,7 +147,7 @@ async def run_approved(
     classification: Classification,
     claim: GrantClaim,
     *,
-    audit: Audit,
+    audit: CallAudit,
     reply: Reply,
     limit: int,
 ) -> ToolReply:
@@ -165,7 +186,7 @@ class _ApprovedRun:
         executions: Executions,
         record: ExecutionRecord,
         claim: GrantClaim,
-        audit: Audit,
+        audit: CallAudit,
         classification: Classification,
     ) -> None:
         self.context = context

@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import Field
 
 from bot.agent.outcomes import QueryResult
-from bot.agent.tools.approved import mixes_ddl_and_dml, run_approved
+from bot.agent.tools.approved import CallAudit, mixes_ddl_and_dml, run_approved
 from bot.agent.tools.base import (
     AGENT_ONLY,
     ApprovalRequired,
@@ -60,44 +60,8 @@ def _plural(count: int, noun: str) -> str:
     return f"{count} {noun}{'' if count == 1 else 's'}"
 
 
-class _Audit:
-    """The fields every record of one call shares."""
-
-    def __init__(self, context: ToolContext, database: str, environment: str) -> None:
-        self._context = context
-        self._database = database
-        self._environment = environment
-
-    async def __call__(
-        self,
-        *,
-        risk: str,
-        sql: str,
-        outcome: str,
-        rows: int | None = None,
-        error: str | None = None,
-        duration_ms: float | None = None,
-        execution_id: str | None = None,
-    ) -> None:
-        context = self._context
-        await context.audit.record(
-            session_id=context.session_id,
-            requester=context.requester.user_id,
-            approver=context.approver,
-            database=self._database,
-            environment=self._environment,
-            risk=risk,
-            sql=sql,
-            outcome=outcome,
-            rows=rows,
-            error=error,
-            duration_ms=duration_ms,
-            execution_id=execution_id,
-        )
-
-
 async def _record_execution(
-    audit: _Audit, classification: Classification, texts: list[str], run: Execution
+    audit: CallAudit, classification: Classification, texts: list[str], run: Execution
 ) -> None:
     """One record per statement that ran, with the text that reached the server."""
     ran = zip(classification.statements, texts, run.outcomes, strict=False)
@@ -176,7 +140,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             decision = decide(classification, db.config, granted=True, reach=reach)
 
     environment = db.config.environment.value
-    audit = _Audit(context, args.database, environment)
+    audit = CallAudit(context, args.database, environment)
     risk = classification.risk.value
     if claim is not None and isinstance(decision, Refused):
         await context.grants.release(claim.id)
