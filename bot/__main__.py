@@ -33,11 +33,20 @@ Configuration: dbagent.toml (DBAGENT_CONFIG), or DBAGENT_DATABASE_URL for one da
 see dbagent.example.toml and the README."""
 
 
+# The model client's libraries log every HTTP request at INFO: two lines per turn that say
+# nothing the bot's own lines do not, and formatting them cost a serving worker about 6% of
+# its CPU under a burst. DBAGENT_LOG_LEVEL=DEBUG shows them again.
+PER_REQUEST_LOGGERS = ("httpx", "httpx2", "openai")
+
+
 def _configure_logging(default_level: str = "INFO") -> None:
     logging.basicConfig(
         level=os.environ.get("DBAGENT_LOG_LEVEL", default_level).upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
+        for name in PER_REQUEST_LOGGERS:
+            logging.getLogger(name).setLevel(logging.WARNING)
 
 
 async def _serve() -> int:

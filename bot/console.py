@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import getpass
-import logging
 import os
 import sys
 import uuid
@@ -212,9 +211,6 @@ async def console_main(argv: list[str]) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:
         return int(exc.code or 0)
-    # One line per HTTP request would drown the conversation in a terminal.
-    for noisy in ("httpx", "httpx2", "openai"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
     settings = load_settings()
     databases = settings.databases
     if args.database:

@@ -186,3 +186,37 @@ async def test_a_configured_bot_logs_one_summary_line_serves_and_stops_on_sigter
     assert "state embedded SQLite" in summary
     assert "Slack HTTP on port 0" in summary
     assert "Traceback" not in log
+
+
+PER_REQUEST_LINES = [
+    # (DBAGENT_LOG_LEVEL, whether the HTTP client's request line is logged, reason)
+    (None, False, "INFO, the default: the bot's own lines, not one per HTTP request"),
+    ("INFO", False, "INFO asked for: the same"),
+    ("DEBUG", True, "DEBUG: every line, the HTTP client's too"),
+]
+
+
+@pytest.mark.parametrize(
+    ("level", "shown", "reason"), PER_REQUEST_LINES, ids=[row[-1] for row in PER_REQUEST_LINES]
+)
+async def test_the_model_clients_request_lines_are_logged_only_at_debug(
+    tmp_path, level, shown, reason
+):
+    env = environment(tmp_path, **({"DBAGENT_LOG_LEVEL": level} if level else {}))
+    script = (
+        "import logging; from bot.__main__ import _configure_logging; _configure_logging(); "
+        "logging.getLogger('httpx2').info('HTTP Request: POST /v1/chat/completions'); "
+        "logging.getLogger('openai').info('request options'); "
+        "logging.getLogger('httpx2').warning('a warning of the client'); "
+        "logging.getLogger('bot.slack.server').info('dbagent is serving')"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-c", script, cwd=tmp_path, env=env, stderr=asyncio.subprocess.PIPE
+    )
+    _, stderr = await asyncio.wait_for(process.communicate(), 30)
+    log = stderr.decode()
+    assert process.returncode == 0, log
+    assert "dbagent is serving" in log, reason
+    assert "a warning of the client" in log, reason
+    assert ("HTTP Request:" in log) is shown, f"{reason}: {log}"
+    assert ("request options" in log) is shown, f"{reason}: {log}"
