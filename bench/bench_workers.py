@@ -93,8 +93,11 @@ async def measure(
         before = CpuSample.take([*processes, *besides])
         if profile_dir is not None:
             await bot.toggle_profiles("on")
-        many = await bot.run(threads, "concurrent")
-        cpu = CpuSample.take([*processes, *besides]).since(before)
+        after: list[CpuSample] = []
+        many = await bot.run(
+            threads, "concurrent", lambda: after.append(CpuSample.take([*processes, *besides]))
+        )
+        cpu = after[0].since(before)
         if profile_dir is not None:
             await bot.toggle_profiles("saved")
             files = [str(profile_dir / f"{pid}.pstats") for pid in bot.pids]
