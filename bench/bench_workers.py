@@ -21,10 +21,10 @@ split between the workers (by the process that answered each, from its connectio
 the fake Slack). Every thread must get exactly one answer (and its result file, with
 execute_query), or the run fails.
 
-The events are signed before the clock starts (Slack does that on its own servers), and the
-fakes and this process collect their garbage only between rounds: a collection in the fakes
-took 50-90 ms by the end of a run, and one falling inside a round made it look that much
-slower. The machine is shared (the fakes, this process sending the events, anything else
+The events are signed and written out as HTTP requests before the clock starts, and sent
+by asyncio's streams (Slack does that work on its own servers); the fakes and this process
+collect their garbage only between rounds: a collection in the fakes took 50-90 ms by the
+end of a run, and one falling inside a round made it look that much slower. The machine is shared (the fakes, this process sending the events, anything else
 running): the CPU of the fakes and of this process over the concurrent round, and how many
 cores were busy in all, are printed beside the bot's.
 

@@ -89,7 +89,7 @@ class ServedBot:
         """A signed mention in a channel of its own: its channel, and the whole HTTP request.
 
         The requests are written out in full before the clock starts, and sent by asyncio's
-        streams: aiohttp's client took about 0.4 ms of CPU per event, on the bot's cores,
+        streams: aiohttp's client took about 0.3 ms more CPU per event, on the bot's cores,
         during the very burst being measured (Slack sends its events from its own)."""
         number = next(self.numbers)
         channel = f"CW{number:07d}"
