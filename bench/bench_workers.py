@@ -24,9 +24,10 @@ execute_query), or the run fails.
 The events are signed and written out as HTTP requests before the clock starts, and sent
 by asyncio's streams (Slack does that work on its own servers); the fakes and this process
 collect their garbage only between rounds: a collection in the fakes took 50-90 ms by the
-end of a run, and one falling inside a round made it look that much slower. The machine is shared (the fakes, this process sending the events, anything else
-running): the CPU of the fakes and of this process over the concurrent round, and how many
-cores were busy in all, are printed beside the bot's.
+end of a run, and one falling inside a round made it look that much slower. The machine is
+shared (the fakes, this process sending the events, anything else running): the CPU of the
+fakes and of this process over the concurrent round, and how many cores were busy in all,
+are printed beside the bot's.
 
 --profile: each worker runs cProfile over the concurrent round (bench/profile_hook, put on the
 workers' PYTHONPATH; the bot knows nothing of it) and its CPU is printed by part, as in
