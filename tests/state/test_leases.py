@@ -18,6 +18,13 @@ from bot.state.leases import RedisLeases
 from tests.waiting import until
 
 
+async def _redis_state(redis_url: str, redis_prefix: str, tmp_path: Path) -> State:
+    return await open_state(
+        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
+        redis_prefix=redis_prefix,
+    )
+
+
 async def test_holders_of_one_session_never_overlap(state: State) -> None:
     inside: list[int] = []
     overlaps = 0
@@ -84,10 +91,7 @@ async def test_two_processes_take_turns_on_one_session(
     ]
     await asyncio.gather(*(racer.communicate(b"go\n") for racer in racers))
     assert [racer.returncode for racer in racers] == [0, 0]
-    state = await open_state(
-        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
-        redis_prefix=redis_prefix,
-    )
+    state = await _redis_state(redis_url, redis_prefix, tmp_path)
     assert int(await state.backend.client.get(redis_prefix + "test-counter")) == 30
     await state.close()
 
@@ -127,10 +131,7 @@ async def test_a_killed_holders_lease_expires_and_the_next_one_runs(
     assert (await holder.stdout.readline()).strip() == b"holding"
     holder.send_signal(signal.SIGKILL)
     await holder.wait()
-    state = await open_state(
-        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
-        redis_prefix=redis_prefix,
-    )
+    state = await _redis_state(redis_url, redis_prefix, tmp_path)
     leases = RedisLeases(state.backend, heartbeat_s=0.5)
     async with asyncio.timeout(20):
         async with leases.hold("T:C:1"):
@@ -148,10 +149,7 @@ async def test_a_lease_is_seen_held_only_while_held(state: State) -> None:
 async def test_a_released_lease_on_redis_leaves_no_key_behind(
     redis_url: str, redis_prefix: str, tmp_path: Path
 ) -> None:
-    state = await open_state(
-        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
-        redis_prefix=redis_prefix,
-    )
+    state = await _redis_state(redis_url, redis_prefix, tmp_path)
     client = state.backend.client
     try:
         async with state.leases.hold("T:C:1"):
@@ -178,10 +176,7 @@ async def test_a_ticket_is_never_in_a_lease_queue_without_its_heartbeat(
 ) -> None:
     # A ticket without a heartbeat looks dead: a waiter drops it, and its owner goes to the
     # back of the queue behind later arrivals. Joining and the heartbeat are one step.
-    state = await open_state(
-        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
-        redis_prefix=redis_prefix,
-    )
+    state = await _redis_state(redis_url, redis_prefix, tmp_path)
     orphans = state.backend.client.register_script(_ORPHANS)
     queue, alive = f"{redis_prefix}lease:T:C:1", f"{redis_prefix}lease-alive:"
     all_held = asyncio.Event()
@@ -203,13 +198,6 @@ async def test_a_ticket_is_never_in_a_lease_queue_without_its_heartbeat(
         assert seen and max(seen) == 0
     finally:
         await state.close()
-
-
-async def _redis_state(redis_url: str, redis_prefix: str, tmp_path: Path) -> State:
-    return await open_state(
-        Settings(dbagent_state_url=redis_url, dbagent_state_dir=tmp_path, databases=[]),
-        redis_prefix=redis_prefix,
-    )
 
 
 async def test_a_waiter_dropped_from_the_queue_queues_again_at_its_next_look(
