@@ -7,8 +7,9 @@ import time
 from collections.abc import Awaitable, Callable
 
 
-async def until(condition: Callable[[], Awaitable[bool] | bool], within_s: float = 10) -> None:
-    """Until `condition()` holds; fails the test when it has not within `within_s`."""
+async def until(condition: Callable[[], Awaitable[object] | object], within_s: float = 10) -> None:
+    """Until `condition()` is true (or what it awaits is); fails the test when it has not been
+    within `within_s`."""
     deadline = time.monotonic() + within_s
     while True:
         value = condition()

@@ -3,10 +3,8 @@ behind the agent's back."""
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
-import time
 from collections.abc import Awaitable, Callable
 
 from bench.datasets import connect
@@ -18,6 +16,7 @@ from bot.db import DatabaseRegistry
 from bot.state import State
 from tests.fakes.model_server import FakeModelServer
 from tests.schemas import RUN_SUFFIX, run_schema
+from tests.waiting import until
 
 # The tools each mode offers: the DESIGN's, plus ask_user (issue 6), which executes nothing.
 ASK_TOOLS = frozenset(
@@ -136,10 +135,7 @@ async def _none_left(url: str) -> bool:
 
 
 async def wait_for(condition: Callable[[], Awaitable[bool]], timeout_s: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout_s
-    while not await condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        await asyncio.sleep(0.02)
+    await until(condition, within_s=timeout_s)
 
 
 def make_settings(

@@ -23,6 +23,7 @@ from tests.slack.conftest import (
     SlackHarness,
     run_sql,
 )
+from tests.waiting import until
 
 SLEEP = "SELECT SLEEP(60) AS slept /* dbagent-stop-run */"
 
@@ -118,10 +119,7 @@ async def start_sleeping(harness: SlackHarness) -> tuple[str, Message]:
     thread_ts, _ = await harness.mention("sleep for a minute")
     card = await harness.wait_for_card(thread_ts)
     await harness.click("approve_once", card, user=APPROVER)
-    deadline = time.monotonic() + 10
-    while not await running_sleeps(harness):
-        assert time.monotonic() < deadline, "SLEEP(60) never started"
-        await asyncio.sleep(0.05)
+    await until(lambda: running_sleeps(harness))  # SLEEP(60) started
     working = await harness.slack.wait_for(lambda: harness.working_message(thread_ts))
     return thread_ts, working
 

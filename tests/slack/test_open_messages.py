@@ -4,14 +4,13 @@ click on a card whose approval is gone takes its buttons away."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-import time
 
 from bench.datasets import connect
 from tests.fakes.model_server import call, calls, say
 from tests.fakes.slack_server import Message
 from tests.slack.conftest import APPROVER, CHANNEL, GROUP_MEMBER, STAGING, SlackHarness
+from tests.waiting import until
 
 MARK_PAID = "UPDATE orders SET status = 'paid' WHERE id = 11"
 
@@ -121,10 +120,7 @@ async def test_a_click_while_the_approved_change_runs_leaves_its_card_to_the_dec
             await cursor.fetchall()
         await harness.click("approve_once", card, user=APPROVER)
         assert harness.state is not None
-        deadline = time.monotonic() + 30
-        while not await harness.state.executions.unfinished():
-            assert time.monotonic() < deadline, "the approved change never started"
-            await asyncio.sleep(0.02)
+        await until(harness.state.executions.unfinished, within_s=30)  # the change started
         await harness.click("approve_once", card, user=GROUP_MEMBER)
         (note,) = await slack.wait_for(lambda: slack.ephemerals(GROUP_MEMBER))
         assert "no longer pending" in note.text
