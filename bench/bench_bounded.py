@@ -1,10 +1,17 @@
 """What bounding an approved change costs: the same UPDATE of 1, 1,000 and 10,000 rows run in
-autocommit (as before) and through bot.db.bounded (transaction, locking before-image read,
-after-image read by key, catalog reads for the key), each followed by an update back.
+autocommit (as before), by hand on one connection (the floors), and through bot.db.bounded
+(transaction, locking before-image read, after-image read by key, catalog reads for the key).
+
+The two floors, measured in the same run:
+- "hand: lock" — START TRANSACTION, the `SELECT … FOR UPDATE` by the UPDATE's WHERE, the
+  UPDATE, COMMIT;
+- "hand: images" — the same plus the after-image read by hand: `SELECT … WHERE id IN (…)
+  FOR UPDATE` with the keys joined directly, then COMMIT.
 
     python bench/bench_bounded.py [--url mysql://root@127.0.0.1:3306/test] [--runs 5]
 
-Prints min / median / max milliseconds of each way per size.
+Prints min / median / max milliseconds of each way per size, then the bounded run's median
+as a multiple of each floor's median, and the load average before and after.
 """
 
 from __future__ import annotations
@@ -19,6 +26,8 @@ from pathlib import Path
 
 if __package__ in (None, ""):  # run as a script: make `bot` and `bench` importable
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import asyncmy
 
 from bench.datasets import DEFAULT_URL, connect, schema_url
 from bot.config import DatabaseConfig, Limits
@@ -61,15 +70,43 @@ def timed(runs: int) -> Callable[[Callable[[], Awaitable[object]]], Awaitable[li
     return measure
 
 
+def _load() -> str:
+    with open("/proc/loadavg") as loadavg:
+        return " ".join(loadavg.read().split()[:3])
+
+
+def by_hand(
+    connection: asyncmy.Connection, size: int, *, after_image: bool
+) -> Callable[[], Awaitable[object]]:
+    """The floor: what the bounded run does, written by hand on one open connection."""
+
+    async def work() -> None:
+        async with connection.cursor() as cursor:
+            await cursor.execute("START TRANSACTION")
+            await cursor.execute(f"SELECT * FROM items WHERE id <= {size} FOR UPDATE")
+            before = await cursor.fetchall()
+            await cursor.execute(f"UPDATE items SET qty = qty + 1 WHERE id <= {size}")
+            if after_image:
+                keys = ", ".join([str(row[0]) for row in before])
+                await cursor.execute(f"SELECT * FROM items WHERE id IN ({keys}) FOR UPDATE")
+                await cursor.fetchall()
+            await cursor.execute("COMMIT")
+
+    return work
+
+
 async def main(url: str, runs: int) -> None:
     await prepare(url)
+    print(f"load average {_load()}")
     config = DatabaseConfig(name="bench", url=schema_url(url, SCHEMA), environment="development")
     database = Database(config, Limits(statement_timeout_s=120))
+    hand = await connect(url, SCHEMA)
     measure = timed(runs)
 
     async def nothing(run: BoundedRun) -> None:
         return None
 
+    medians: dict[tuple[int, str], float] = {}
     try:
         for size in SIZES:
             sql = f"UPDATE items SET qty = qty + 1 WHERE id <= {size}"
@@ -79,15 +116,33 @@ async def main(url: str, runs: int) -> None:
 
             async def bounded(sql: str = sql, size: int = size) -> None:
                 step = WriteStep(sql, size, plan_row_change(sql, 10_000))
-                await run_bounded(database, [step], max_undo_rows=10_000, before_commit=nothing)
+                done = await run_bounded(
+                    database, [step], max_undo_rows=10_000, before_commit=nothing
+                )
+                assert len(done.images[0].after) == size, done.undo_reason
 
-            for name, work in (("autocommit", plain), ("bounded+undo", bounded)):
+            ways = (
+                ("autocommit", plain),
+                ("hand: lock", by_hand(hand, size, after_image=False)),
+                ("hand: images", by_hand(hand, size, after_image=True)),
+                ("bounded+undo", bounded),
+            )
+            for name, work in ways:
                 timings = await measure(work)
+                medians[size, name] = statistics.median(timings)
                 print(
                     f"{size:>6} rows  {name:<13} min {min(timings):8.1f}  "
                     f"median {statistics.median(timings):8.1f}  max {max(timings):8.1f} ms"
                 )
+        for size in SIZES:
+            bot = medians[size, "bounded+undo"]
+            print(
+                f"{size:>6} rows  bounded+undo = {bot / medians[size, 'hand: images']:.2f}x "
+                f"hand: images, {bot / medians[size, 'hand: lock']:.2f}x hand: lock (medians)"
+            )
+        print(f"load average {_load()}")
     finally:
+        hand.close()
         await database.close()
         connection = await connect(url, None)
         async with connection.cursor() as cursor:

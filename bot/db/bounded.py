@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import operator
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -211,8 +212,7 @@ class _Transaction:
                     return
                 self._keep(change, meta, capture.columns, (), ())
                 return
-            positions = [_position(capture.columns, k) for k in meta.key]
-            keys = [tuple(row[p] for p in positions) for row in capture.before]
+            keys = list(map(_key_of(capture.columns, meta.key), capture.before))
             after = await self.fetch(await _rows_by_key(table, meta.key, keys), limit=len(keys))
             ordered = _by_key(after, meta.key, keys)
             if ordered is None:
@@ -245,8 +245,7 @@ class _Transaction:
         self._keep(change, meta, rows.columns or (), (), tuple(tuple(r) for r in rows.rows))
 
     async def _still_there(self, table: TableName, meta: TableMeta, capture: _Capture) -> bool:
-        positions = [_position(capture.columns, k) for k in meta.key]
-        keys = [tuple(row[p] for p in positions) for row in capture.before]
+        keys = list(map(_key_of(capture.columns, meta.key), capture.before))
         left = await self.fetch(await _rows_by_key(table, meta.key, keys), limit=1)
         return bool(left.rows)
 
@@ -291,19 +290,22 @@ class _Capture:
     before: tuple[Row, ...]
 
 
-# Writing the SQL for a few hundred keys takes milliseconds; thousands go to a worker thread.
-_INLINE_KEYS = 200
+# Keys are written in slices of this many, yielding to the event loop between slices: each
+# slice takes about a millisecond at most, and no worker thread contends for the GIL.
+_KEYS_PER_SLICE = 2_000
 
 
 async def _rows_by_key(
     table: TableName, key: Sequence[str], keys: Sequence[Any], *, literal_keys: bool = False
 ) -> str:
     """The locking read of rows by key (the rows a change wrote)."""
-
-    def build() -> str:
-        return sql_undo.rows_by_key(table, key, keys, lock=True, literal_keys=literal_keys)
-
-    return build() if len(keys) <= _INLINE_KEYS else await asyncio.to_thread(build)
+    slices = []
+    for start in range(0, len(keys), _KEYS_PER_SLICE):
+        if start:
+            await asyncio.sleep(0)
+        part = keys[start : start + _KEYS_PER_SLICE]
+        slices.append(sql_undo.key_list_sql(key, part, literal_keys))
+    return sql_undo.rows_in_key_list(table, key, ", ".join(slices), lock=True)
 
 
 def _position(columns: Sequence[str], name: str) -> int:
@@ -311,15 +313,24 @@ def _position(columns: Sequence[str], name: str) -> int:
     return lowered.index(name.lower())
 
 
+def _key_of(columns: Sequence[str], key: Sequence[str]) -> Callable[[Row], Row]:
+    """A row's key values, as a tuple (C-level: it runs for every row of a large change)."""
+    positions = [_position(columns, k) for k in key]
+    if len(positions) == 1:
+        return operator.itemgetter(slice(positions[0], positions[0] + 1))
+    return operator.itemgetter(*positions)
+
+
 def _by_key(raw: RawResult, key: Sequence[str], keys: Sequence[Row]) -> tuple[Row, ...] | None:
     """`raw`'s rows in the order of `keys`; None unless every key is there exactly once."""
-    columns = raw.columns or ()
-    positions = [_position(columns, k) for k in key]
-    found = {tuple(row[p] for p in positions): tuple(row) for row in raw.rows}
-    if len(found) != len(keys) or len(raw.rows) != len(keys):
+    if len(raw.rows) != len(keys):
+        return None
+    rows = list(map(tuple, raw.rows))
+    found = dict(zip(map(_key_of(raw.columns or (), key), rows), rows, strict=True))
+    if len(found) != len(keys):
         return None
     try:
-        return tuple(found[tuple(k)] for k in keys)
+        return tuple(map(found.__getitem__, keys))
     except KeyError:
         return None
 
