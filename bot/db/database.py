@@ -4,8 +4,8 @@ runs and catalog reads. Pools open nothing until first use."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from bot.config import DatabaseConfig, Limits
 from bot.db import catalog
@@ -22,6 +22,9 @@ class Database:
         self._primary: ConnectionPool | None = None
         self._replica: ConnectionPool | None = None
         self._version: str | None = None
+        # Bumped when a write of ours starts and when it ends: what was read from the catalog
+        # before (bot.db.reach's cached snapshot) is not trusted after it.
+        self.writes = 0
 
     async def execute(
         self,
@@ -47,7 +50,8 @@ class Database:
         outcomes: list[StatementOutcome] = []
         failed_at: int | None = None
         try:
-            async with open_session(pool, read_only=read_only, timeout_s=timeout) as session:
+            opened = open_session(pool, read_only=read_only, timeout_s=timeout)
+            async with opened if read_only else self._writing(opened) as session:
                 for position, sql in enumerate(texts, 1):
                     failed_at = position
                     started = time.perf_counter()
@@ -111,7 +115,18 @@ class Database:
     def write_session(self) -> AbstractAsyncContextManager[Session]:
         """A fresh connection on the primary for one approved change (bot.db.bounded)."""
         timeout = self.limits.statement_timeout_s
-        return open_session(self._primary_pool(), read_only=False, timeout_s=timeout)
+        return self._writing(open_session(self._primary_pool(), read_only=False, timeout_s=timeout))
+
+    @asynccontextmanager
+    async def _writing(
+        self, session: AbstractAsyncContextManager[Session]
+    ) -> AsyncIterator[Session]:
+        self.writes += 1
+        try:
+            async with session as opened:
+                yield opened
+        finally:
+            self.writes += 1
 
     def primary_read_session(self) -> AbstractAsyncContextManager[Session]:
         """A read-only session on the primary: current rows, never a lagging replica's."""

@@ -11,8 +11,9 @@ database, into a `ServerReach` snapshot:
   are two databases);
 - the views of the database's own schema and of its read_schemas (a view reads, and an
   UPDATE through it writes, the tables of its definition), and for writes its routines,
-  triggers and cascading foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`); the
-  run an approver allowed reads them afresh.
+  triggers and cascading foreign keys, cached for a few seconds (`SNAPSHOT_TTL_S`) and
+  until the bot next writes to the database (a write of ours may be DDL: a new trigger,
+  routine or foreign key; `Database.writes`); the run an approver allowed reads them afresh.
 
 `walk` is the pure part: from a classification and a snapshot, everything each statement
 reaches, with how it gets there. Bodies are judged statement by statement, compound ones
@@ -487,6 +488,7 @@ class ReachError(Exception):
 class _Cached:
     snapshot: ServerReach | None = None
     read_at: float = 0.0
+    writes: int = -1  # the database's count of our writes when the snapshot was begun
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
@@ -509,14 +511,16 @@ async def look_up(
         if (
             known is not None
             and clock() - cached.read_at <= max_age_s
+            and cached.writes == database.writes  # no write of ours since: no DDL of ours
             and (known.programs_read or not programs)
         ):
             return known
+        writes, began = database.writes, clock()
         try:
             snapshot = await _read(database, database.config.schema_name, programs=programs)
         except DbError as exc:
             raise ReachError(exc.message) from None
-        cached.snapshot, cached.read_at = snapshot, clock()
+        cached.snapshot, cached.read_at, cached.writes = snapshot, began, writes
         return snapshot
 
 

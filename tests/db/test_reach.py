@@ -10,7 +10,16 @@ import pytest
 from bench.datasets import recreate_schema, schema_url
 from bot.config import Limits
 from bot.db import DatabaseRegistry
-from bot.db.reach import SERVER, Reaching, Routine, ServerReach, Trigger, look_up, walk
+from bot.db.reach import (
+    SERVER,
+    SNAPSHOT_TTL_S,
+    Reaching,
+    Routine,
+    ServerReach,
+    Trigger,
+    look_up,
+    walk,
+)
 from bot.sql.risk import TableRef, classify
 from tests.db.support import server_rows, staging
 from tests.schemas import run_schema
@@ -95,6 +104,47 @@ async def test_the_snapshot_is_kept_briefly_and_read_afresh_when_asked(
     assert await look_up(database, programs=True) is first
     fresh = await look_up(database, programs=True, max_age_s=0)
     assert "p_new" in {routine.name for routine in fresh.routines}
+
+
+async def test_ddl_the_bot_runs_drops_the_kept_snapshot_at_once(
+    registry: DatabaseRegistry,
+) -> None:
+    database = registry.get("home")
+    first = await look_up(database, programs=True)
+    trigger = "CREATE TRIGGER trg_new AFTER INSERT ON log FOR EACH ROW SET @x = 1"
+    await database.execute([trigger], read_only=False, limit=1)
+    after = await look_up(database, programs=True)
+    assert after is not first and "trg_new" in {t.name for t in after.triggers}
+
+
+async def test_a_bounded_write_of_the_bot_drops_the_kept_snapshot(
+    registry: DatabaseRegistry,
+) -> None:
+    database = registry.get("home")
+    first = await look_up(database, programs=True)
+    async with database.write_session() as session:
+        await session.fetch("UPDATE log SET id = 3", limit=1)
+    assert await look_up(database, programs=True) is not first
+
+
+async def test_a_snapshot_begun_during_a_write_of_the_bot_is_not_kept(
+    registry: DatabaseRegistry,
+) -> None:
+    database = registry.get("home")
+    async with database.write_session() as session:
+        during = await look_up(database, programs=True)
+        await session.fetch("CREATE PROCEDURE p_during() UPDATE log SET id = 4", limit=1)
+    after = await look_up(database, programs=True)
+    assert after is not during and "p_during" in {r.name for r in after.routines}
+
+
+async def test_the_kept_snapshot_lasts_only_its_lifetime(registry: DatabaseRegistry) -> None:
+    database, now = registry.get("home"), [1000.0]
+    first = await look_up(database, programs=True, clock=lambda: now[0])
+    now[0] += SNAPSHOT_TTL_S
+    assert await look_up(database, programs=True, clock=lambda: now[0]) is first
+    now[0] += 0.001
+    assert await look_up(database, programs=True, clock=lambda: now[0]) is not first
 
 
 async def test_an_account_that_may_not_read_a_body_reaches_the_whole_server(

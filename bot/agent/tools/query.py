@@ -112,6 +112,11 @@ def _reply(
     return ToolReply(dumps({**answer, **note}), summary=f"{_plural(affected, 'row')} affected")
 
 
+def _reach_failed(database: str, exc: ReachError) -> ToolReply:
+    text = f"Error: could not read what the statement reaches on {database}: {exc}"
+    return ToolReply(text, summary=text)
+
+
 async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutcome:
     db = context.databases.get(args.database)
     limits = context.settings.limits
@@ -122,12 +127,11 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         return classification
     writes = not classification.is_read_only
     try:
-        # A write is judged by what the server holds now (a procedure or trigger may have
-        # changed since its card was posted), a read by what it held a moment ago.
-        reach = await look_up(db, programs=writes, max_age_s=0 if writes else SNAPSHOT_TTL_S)
+        # What the server held a moment ago (and not since a write of ours, which may have
+        # been DDL): enough to judge a read, or a write for its card.
+        reach = await look_up(db, programs=writes, max_age_s=SNAPSHOT_TTL_S)
     except ReachError as exc:
-        text = f"Error: could not read what the statement reaches on {args.database}: {exc}"
-        return ToolReply(text, summary=text)
+        return _reach_failed(args.database, exc)
     decision = decide(classification, db.config, granted=False, reach=reach)
     if isinstance(decision, NeedsApproval):
         mixed = mixes_ddl_and_dml(classification)
@@ -137,6 +141,13 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
     if isinstance(decision, NeedsApproval):
         claim = await context.grants.claim(context.session_id, args.database, args.sql)
         if claim is not None:
+            # The approved run is judged by what the server holds now: a procedure or
+            # trigger may have changed since its card was posted.
+            try:
+                reach = await look_up(db, programs=True, max_age_s=0)
+            except ReachError as exc:
+                await context.grants.release(claim.id)
+                return _reach_failed(args.database, exc)
             decision = decide(classification, db.config, granted=True, reach=reach)
 
     environment = db.config.environment.value
