@@ -64,7 +64,7 @@ from bot.app import build_app as build_parts
 from bot.config import DatabaseConfig, Limits, Settings
 from bot.slack.app import build_app, services_of_app
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.slack.web_api import ChannelPacer, api_session, make_client
+from bot.slack.web_api import api_session, make_client
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
@@ -282,11 +282,9 @@ class Bench:
         self.store, self.model = self.parts.state, self.parts.model
         model, agent = self.parts.model, self.parts.agent
         self.session = api_session()
-        # All threads share one channel, where Slack would allow about one post a second:
-        # the bot's own pacing is lifted here (the fake Slack has no such limit), since this
+        # All threads share one channel; the fake Slack enforces no limit here, since this
         # measures the bot's overhead, not Slack's rate (tests/slack/test_web_api.py does).
-        unpaced = ChannelPacer(rate=10_000.0, burst=10_000)
-        client = make_client(self.settings, session=self.session, pacer=unpaced)
+        client = make_client(self.settings, session=self.session)
         self.app = build_app(self.settings, agent, self.store, client)
         instrument(self.app, model)
         web_app = build_web_app(self.app)

@@ -7,8 +7,18 @@ that showed the work. Where a workspace refuses streaming (an unknown method, a 
 it does not take, a missing scope) the refusal is remembered for that workspace and the
 run falls back to the status message that today's runs show; `assistant.threads.setStatus`
 is used only where it applies (assistant threads, direct messages) and also remembered
-when refused. Nothing here slows the run: every update is sent in the background and
-updates that arrive faster than Slack answers are coalesced.
+when refused. Nothing here slows the run: every update is sent in the background.
+
+Within Slack's limits by construction: the mention is acknowledged at once with a
+reaction (the first thing a person sees, within a fraction of a second whatever the model
+does); the stream or working message follows for runs that take longer than the grace
+period. Updates are coalesced: the writer sends at most one call per `PROGRESS_INTERVAL_S`,
+each carrying the latest state, and a step is sent again only when it changed. A run makes
+at most `PROGRESS_CALLS` progress calls however long the model thinks or however many
+steps it takes (later updates are left out; the end still shows every step), and the
+closing calls (stop the stream, delete the working message, clear the status) are at most
+`CLOSING_CALLS`: `CALLS_PER_TURN` in all. Progress calls are dropped, not queued, while
+Slack has said to slow down (web_api.py).
 """
 
 from __future__ import annotations
@@ -26,11 +36,17 @@ from bot.slack import strings
 from bot.slack.blocks.working import working_message
 from bot.slack.sessions import Thread
 from bot.slack.turns import Capabilities
+from bot.slack.web_api import ProgressDropped, progress_calls
 
 log = logging.getLogger(__name__)
 
 STREAM_TEXT_LIMIT = 12_000
 _SLACK_ERRORS = (SlackApiError, OSError, TimeoutError)
+SEEN_REACTION = "eyes"  # on the person's message, as soon as it is taken
+PROGRESS_INTERVAL_S = 0.5  # at most two progress calls a second per run
+CALLS_PER_TURN = 30  # every call a run's progress makes, the acknowledgement included
+CLOSING_CALLS = 3  # stop the stream, delete the working message, clear the status
+PROGRESS_CALLS = CALLS_PER_TURN - CLOSING_CALLS - 1  # the reaction is the one
 
 
 class StepEvent(Protocol):
@@ -106,6 +122,28 @@ class LiveProgress:
         self._writer: asyncio.Task[None] | None = None
         self._closed = asyncio.Event()
         self._sequence = 0
+        self._acknowledger: asyncio.Task[None] | None = None
+        self._progress_calls = 0
+        self._next_call_at = 0.0  # loop time
+        self.calls = 0  # every Slack call this run's progress made (for tests, benchmarks)
+
+    def acknowledge(self, message_ts: str) -> None:
+        """Say at once that the message was seen: a reaction on it, sent in the background
+        (a progress call: dropped while Slack has said to slow down)."""
+        if self._acknowledger is None and self._caps.reacts(self._thread.team):
+            self._acknowledger = asyncio.create_task(self._react(message_ts))
+
+    async def _react(self, message_ts: str) -> None:
+        progress_calls()
+        self.calls += 1
+        try:
+            await self._client.reactions_add(
+                channel=self._thread.channel, timestamp=message_ts, name=SEEN_REACTION
+            )
+        except ProgressDropped:
+            log.info("no reaction on %s: Slack is behind", self._thread.session_id)
+        except _SLACK_ERRORS as exc:
+            self._caps.refuse_reaction(self._thread.team, _error_of(exc))
 
     # -- the callback -------------------------------------------------------------------
     async def __call__(self, event: str | StepEvent) -> None:
@@ -153,6 +191,7 @@ class LiveProgress:
 
     # -- writing ------------------------------------------------------------------------
     async def _write(self) -> None:
+        progress_calls()  # this task's calls are progress: dropped when Slack is behind
         if self._working_ts is None and self._stream_ts is None and self._grace_s > 0:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._closed.wait(), self._grace_s)
@@ -160,10 +199,12 @@ class LiveProgress:
         while not self._closed.is_set():
             changed = False
             if self._streaming and self._pending_chunks():
+                if not await self._may_call():
+                    return
                 await self._stream_steps()
                 changed = True
             line = self._wanted.line
-            if self._assistant and line != self._status_line:
+            if self._assistant and line != self._status_line and await self._may_call():
                 await self._set_status(line)
                 changed = True
             # Streamed, the steps are in the stream: the working message keeps the words
@@ -171,18 +212,34 @@ class LiveProgress:
             shown = self._wanted.note if self._streaming else line
             # Streamed, a working message is only worth posting for Stop or a note.
             wanted = self._stoppable or not self._streaming or shown != strings.WORKING
-            if (self._working_ts is None and wanted) or (
-                self._working_ts is not None and (shown, self._stoppable) != self._shown_line
-            ):
+            if (
+                (self._working_ts is None and wanted)
+                or (self._working_ts is not None and (shown, self._stoppable) != self._shown_line)
+            ) and await self._may_call():
                 await self._post_working(shown)
                 changed = True
             if not changed:
                 return
 
+    async def _may_call(self) -> bool:
+        """Wait for the next progress call's turn (one per PROGRESS_INTERVAL_S, updates
+        coalesced meanwhile); False once the run ended or its progress calls are spent."""
+        loop = asyncio.get_running_loop()
+        delay = self._next_call_at - loop.time()
+        if delay > 0:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closed.wait(), delay)
+        if self._closed.is_set() or self._progress_calls >= PROGRESS_CALLS:
+            return False
+        self._progress_calls += 1
+        self.calls += 1
+        self._next_call_at = loop.time() + PROGRESS_INTERVAL_S
+        return True
+
     def _pending_chunks(self) -> list[dict[str, Any]]:
         chunks = []
         for step in self._wanted.steps.values():
-            sent = (step.title, step.status, step.details)
+            sent = (step.title, step.status, step.details or None)
             if self._sent_steps.get(step.id) != sent:
                 chunk = {"type": "task_update", "id": step.id, "title": step.title}
                 chunk["status"] = step.status
@@ -193,7 +250,11 @@ class LiveProgress:
 
     def _mark_sent(self, chunks: list[dict[str, Any]]) -> None:
         for chunk in chunks:
-            self._sent_steps[chunk["id"]] = (chunk["title"], chunk["status"], chunk.get("details"))
+            self._sent_steps[chunk["id"]] = (
+                chunk["title"],
+                chunk["status"],
+                chunk.get("details") or None,
+            )
 
     async def _stream_steps(self) -> None:
         chunks = self._pending_chunks()
@@ -212,6 +273,8 @@ class LiveProgress:
                 await self._client.chat_appendStream(
                     channel=self._thread.channel, ts=self._stream_ts, chunks=chunks
                 )
+        except ProgressDropped:
+            return  # Slack is behind: the next call carries these steps too
         except _SLACK_ERRORS as exc:
             error = _error_of(exc)
             log.warning("streaming in %s stopped: %s", self._thread.session_id, error)
@@ -229,6 +292,8 @@ class LiveProgress:
             await self._client.assistant_threads_setStatus(
                 channel_id=self._thread.channel, thread_ts=self._thread.thread_ts, status=line
             )
+        except ProgressDropped:
+            self._status_line = None  # shown later, if there is a later
         except _SLACK_ERRORS as exc:
             self._caps.refuse_status(self._thread.team, _error_of(exc))
 
@@ -244,6 +309,8 @@ class LiveProgress:
                 await self._client.chat_update(
                     channel=self._thread.channel, ts=self._working_ts, **message
                 )
+        except ProgressDropped:
+            return  # Slack is behind: tried again with the next change
         except _SLACK_ERRORS as exc:
             log.warning("working message not updated: %s", exc)
         self._shown_line = (line, self._stoppable)
@@ -270,6 +337,7 @@ class LiveProgress:
         if fits:
             chunks.append({"type": "markdown_text", "text": text})
         try:
+            self.calls += 1
             await self._client.chat_stopStream(
                 channel=self._thread.channel, ts=self._stream_ts, chunks=chunks
             )
@@ -289,6 +357,7 @@ class LiveProgress:
             if step.status == "in_progress":
                 step.status = "error"
                 step.details = reason
+        self.calls += 1
         with contextlib.suppress(*_SLACK_ERRORS):
             await self._client.chat_stopStream(
                 channel=self._thread.channel, ts=self._stream_ts, chunks=self._pending_chunks()
@@ -303,12 +372,14 @@ class LiveProgress:
         if self._writer is not None:
             await asyncio.gather(self._writer, return_exceptions=True)
         if self._working_ts is not None:
+            self.calls += 1
             try:
                 await self._client.chat_delete(channel=self._thread.channel, ts=self._working_ts)
             except _SLACK_ERRORS as exc:
                 log.warning("working message not deleted: %s", exc)
             self._working_ts = None
         if self._assistant and self._status_line and self._caps.shows_status(self._thread.team):
+            self.calls += 1
             with contextlib.suppress(*_SLACK_ERRORS):
                 await self._client.assistant_threads_setStatus(
                     channel_id=self._thread.channel, thread_ts=self._thread.thread_ts, status=""

@@ -20,11 +20,23 @@ _TRANSIENT = {
 
 
 class Capabilities:
-    """What each workspace refused once: streaming, the assistant status line."""
+    """What each workspace refused once: streaming, the assistant status line, reactions
+    (an install without `reactions:write`)."""
 
     def __init__(self) -> None:
         self._no_stream: dict[str, str] = {}
         self._no_status: dict[str, str] = {}
+        self._no_reaction: dict[str, str] = {}
+
+    def reacts(self, team: str) -> bool:
+        return team not in self._no_reaction
+
+    def refuse_reaction(self, team: str, error: str) -> None:
+        if error in _TRANSIENT or error == "already_reacted":
+            return
+        if team not in self._no_reaction:
+            log.info("reactions are not available in %s (%s)", team, error)
+        self._no_reaction[team] = error
 
     def streams(self, team: str) -> bool:
         return team not in self._no_stream

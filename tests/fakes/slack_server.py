@@ -10,8 +10,11 @@ files and views it was sent.
 
 Faults on command: `rate_limit_next` (HTTP 429 with Retry-After), `fail_next` (`ok: false`
 with an error), `http_error_next` (HTTP 500, 503…), `hang_next` (no answer for a while),
-`refuse_channel` (every call into a channel fails, e.g. `not_in_channel`), and
-`limit_posts_per_channel` (429 for posts faster than Slack's per-channel rate).
+`refuse_channel` (every call into a channel fails, e.g. `not_in_channel`),
+`limit_posts_per_channel` (429 for posts faster than Slack's per-channel rate), and
+`enforce_limits` (Slack's documented limits: posts per channel, per-method tiers, appends
+per stream; 429 + Retry-After beyond, and every call made before a Retry-After ran out is
+kept in `ignored_retry_after`).
 
     async with FakeSlack(users={"U1": "Europe/Paris"}, usergroups={"S1": ["U2"]}) as slack:
         client = AsyncWebClient(token="xoxb-test", base_url=slack.api_url)
@@ -92,6 +95,82 @@ class UploadedFile:
     @property
     def text(self) -> str:
         return self.content.decode("utf-8")
+
+
+# Slack's rate tiers (calls per minute per workspace and method) and the tier of each
+# method dbagent calls. chat.postMessage has its own rule: about one per second per
+# channel, with short bursts.
+TIER_PER_MINUTE = {1: 1, 2: 20, 3: 50, 4: 100}
+METHOD_TIERS = {
+    "auth.test": 4,
+    "chat.update": 3,
+    "chat.delete": 3,
+    "chat.postEphemeral": 4,
+    "chat.getPermalink": 4,
+    "chat.startStream": 2,
+    "chat.appendStream": 4,
+    "chat.stopStream": 2,
+    "assistant.threads.setStatus": 3,
+    "assistant.threads.setSuggestedPrompts": 3,
+    "reactions.add": 3,
+    "reactions.remove": 2,
+    "files.getUploadURLExternal": 4,
+    "files.completeUploadExternal": 4,
+    "users.info": 4,
+    "usergroups.users.list": 2,
+    "conversations.info": 3,
+    "views.open": 4,
+    "views.update": 4,
+    "views.publish": 4,
+}
+
+
+@dataclass
+class SlackLimits:
+    """Slack's limits as the fake enforces them. `speed` scales every rate (10: ten times
+    Slack's, so a test of a minute's traffic takes seconds); `retry_after_s`, when set, is
+    the Retry-After of every 429 (else the seconds until the call would be accepted,
+    rounded up as Slack does at speed 1, to the millisecond otherwise)."""
+
+    speed: float = 1.0
+    posts_per_second: float = 1.0  # chat.postMessage, per channel
+    post_burst: int = 4
+    tier_burst_s: float = 60.0  # a tier takes this many seconds' worth of calls at once
+    appends_per_second: float = 1.0  # chat.appendStream, per stream
+    append_burst: int = 3
+    retry_after_s: float | None = None
+
+
+IN_FLIGHT_S = 0.05  # calls sent before the app could read a 429 arrive within this
+
+
+def _slow_down_key(method: str, args: JsonObject) -> str:
+    """What a 429 on this call is about: a channel's posts, or the method's tier."""
+    if method == "chat.postMessage":
+        return f"channel:{args.get('channel')}"
+    return f"method:{method}"
+
+
+def _identity(method: str, args: JsonObject) -> str:
+    return method + json.dumps(args, sort_keys=True, default=str)
+
+
+class _Bucket:
+    """A token bucket: `burst` calls at once, then `rate` per second."""
+
+    def __init__(self, rate: float, burst: float) -> None:
+        self.rate, self.burst = rate, max(1.0, burst)
+        self.tokens, self.at = self.burst, time.monotonic()
+
+    def take(self) -> float:
+        """0 when a call may go now (and it is counted); else the seconds to wait."""
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens >= 1.0:
+            self.tokens -= 1.0
+            return 0.0
+        return (1.0 - self.tokens) / self.rate
 
 
 MAX_BLOCKS = 50  # per message (a modal or Home view holds 100)
@@ -196,13 +275,19 @@ class FakeSlack(LocalServer):
         self.rate_limited: list[str] = []  # methods answered with 429
         # (method, why) of every message or view Slack would have refused, as invalid_blocks
         self.invalid: list[tuple[str, str]] = []
-        self._rate_limits: dict[str, deque[int]] = {}
+        self._rate_limits: dict[str, deque[float]] = {}
         self._failures: dict[str, deque[str]] = {}
         self._http_errors: dict[str, deque[int]] = {}
         self._hangs: dict[str, deque[float]] = {}
         self.refused_channels: dict[str, str] = {}  # channel → error for every call into it
         self._post_limit: tuple[float, int] | None = None  # (per second, burst) per channel
         self._post_buckets: dict[str, tuple[float, float]] = {}
+        self.limits: SlackLimits | None = None
+        self._buckets: dict[str, _Bucket] = {}  # "channel:C…", "method:…", "stream:…"
+        self._retry_until: dict[str, float] = {}  # bucket key → end of its last Retry-After
+        self.ignored_retry_after: list[Call] = []  # made before their Retry-After ran out
+        self._issued: dict[str, float] = {}  # bucket key → when its last 429 was answered
+        self._retry_of: dict[str, float] = {}  # a call's identity → end of its Retry-After
         self._ts = itertools.count(1)
         self._file_ids = itertools.count(1)
         self._changed = asyncio.Event()
@@ -213,7 +298,7 @@ class FakeSlack(LocalServer):
         self._envelopes = itertools.count(1)
 
     # -- scripting ----------------------------------------------------------------------
-    def rate_limit_next(self, method: str, retry_after_s: int = 1) -> None:
+    def rate_limit_next(self, method: str, retry_after_s: float = 1) -> None:
         """The next call of `method` gets HTTP 429 with Retry-After."""
         self._rate_limits.setdefault(method, deque()).append(retry_after_s)
 
@@ -239,6 +324,78 @@ class FakeSlack(LocalServer):
         """chat.postMessage into one channel faster than this gets 429, Retry-After 1 —
         Slack's own rule for posting, at a rate a test can choose."""
         self._post_limit = (per_second, burst)
+
+    def enforce_limits(self, limits: SlackLimits | None = None) -> SlackLimits:
+        """From now on, calls beyond Slack's documented limits get HTTP 429 + Retry-After:
+        chat.postMessage per channel, every other method by its tier (per workspace), and
+        chat.appendStream per stream too."""
+        self.limits = limits or SlackLimits()
+        return self.limits
+
+    def _limit_keys(self, method: str, args: JsonObject) -> list[tuple[str, float, float]]:
+        """(bucket key, rate per second, burst) of each limit the call counts against."""
+        limits = self.limits
+        if limits is None:
+            return []
+        speed = limits.speed
+        if method == "chat.postMessage":
+            channel = str(args.get("channel"))
+            rate = limits.posts_per_second * speed
+            return [(f"channel:{channel}", rate, limits.post_burst)]
+        tier = METHOD_TIERS.get(method)
+        if tier is None:
+            return []
+        rate = TIER_PER_MINUTE[tier] / 60.0 * speed
+        keys = [(f"method:{method}", rate, rate * limits.tier_burst_s / speed)]
+        if method == "chat.appendStream":
+            stream = f"stream:{args.get('channel')}:{args.get('ts')}"
+            keys.append((stream, limits.appends_per_second * speed, limits.append_burst))
+        return keys
+
+    def _retry_after(
+        self, call: Call, method: str, args: JsonObject, scripted: float | None
+    ) -> float | None:
+        """Seconds of the Retry-After this call earns (None: it is within the limits), and
+        whether it came before an earlier Retry-After ran out (`ignored_retry_after`)."""
+        now = time.monotonic()
+        same = _identity(method, args)
+        keys = [_slow_down_key(method, args)] + [k for k, _, _ in self._limit_keys(method, args)]
+        ignored = self._retry_of.get(same, 0.0) > now + 0.002  # this call, retried too soon
+        for key in keys:
+            # Calls already on their way when Slack said 429 arrive within IN_FLIGHT_S.
+            known = now - self._issued.get(key, now) > IN_FLIGHT_S
+            ignored = ignored or (known and self._retry_until.get(key, 0.0) > now + 0.002)
+        if ignored:
+            self.ignored_retry_after.append(call)
+        seconds = scripted if scripted is not None else self._earned(method, args)
+        if seconds is None:
+            return None
+        for key in keys:
+            self._retry_until[key] = max(self._retry_until.get(key, 0.0), now + seconds)
+            self._issued[key] = now
+        self._retry_of[same] = now + seconds
+        return seconds
+
+    def _earned(self, method: str, args: JsonObject) -> float | None:
+        wait = 0.0
+        for key, rate, burst in self._limit_keys(method, args):
+            bucket = self._buckets.get(key)
+            if bucket is None:
+                bucket = self._buckets[key] = _Bucket(rate, burst)
+            wait = max(wait, bucket.take())
+        if wait <= 0:
+            return None
+        limits = self.limits
+        assert limits is not None
+        if limits.retry_after_s is not None:
+            return limits.retry_after_s
+        if limits.speed == 1.0:
+            return float(max(1, -int(-wait // 1)))  # whole seconds, as Slack sends
+        return max(0.001, round(wait, 3))
+
+    def count(self, method: str | None = None) -> int:
+        """Calls made (answered or not), of `method` or of all."""
+        return sum(1 for c in self.calls if method is None or c.method == method)
 
     def _over_post_limit(self, method: str, args: JsonObject) -> bool:
         if self._post_limit is None or method != "chat.postMessage":
@@ -357,13 +514,16 @@ class FakeSlack(LocalServer):
                 call.failed = True
                 return web.Response(status=http_errors.popleft(), text="upstream trouble")
             limits = self._rate_limits.get(method)
-            if limits or self._over_post_limit(method, args):
+            scripted = limits.popleft() if limits else None
+            seconds = self._retry_after(call, method, args, scripted)
+            if seconds is not None or self._over_post_limit(method, args):
                 self.rate_limited.append(method)
                 call.rate_limited = True
+                retry_after = "1" if seconds is None else f"{seconds:g}"
                 return web.json_response(
                     {"ok": False, "error": "ratelimited"},
                     status=429,
-                    headers={"Retry-After": str(limits.popleft() if limits else 1)},
+                    headers={"Retry-After": retry_after},
                 )
             app_token = method == "apps.connections.open" and str(token).startswith("xapp-")
             if self.token is not None and token != self.token and not app_token:

@@ -40,7 +40,7 @@ from bot.slack.app import build_app, services_of_app
 from bot.slack.listeners.actions.stop_run import listen_for_forwarded_stops
 from bot.slack.recovery import take_up, tell_interrupted
 from bot.slack.server import EVENTS_PATH, build_web_app
-from bot.slack.web_api import ChannelPacer, api_session, make_client
+from bot.slack.web_api import api_session, make_client
 from bot.state import State, open_state
 from tests.fakes.local import serve_locally
 from tests.fakes.model_server import FakeModelServer
@@ -246,12 +246,10 @@ class SlackHarness:
             channels={"C0ASKONLY": "ask"},
             limits=Limits(model_max_retries=0, statement_timeout_s=10, max_message_chars=500),
         )
-        # Web API calls: a short timeout so a hung call is given up on quickly, short
-        # backoffs, and posts paced fast enough not to slow the tests (tests of pacing
-        # set their own).
+        # Web API calls: a short timeout so a hung call is given up on quickly, and short
+        # backoffs.
         self.api_timeout_s = 5.0
         self.backoff_s = 0.05
-        self.pacer = ChannelPacer(rate=100.0, burst=20)
         self.state: State | None = None
         self.registry: DatabaseRegistry | None = None
         self.session: aiohttp.ClientSession | None = None
@@ -280,7 +278,6 @@ class SlackHarness:
             session=self.session,
             timeout_s=self.api_timeout_s,
             backoff_s=self.backoff_s,
-            pacer=self.pacer,
         )
         self.app = build_app(self.settings, self.agent, self.state, client)
         self._deliveries = Deliveries(self.app)

@@ -16,6 +16,7 @@ SCOPES = {
     "im:write",
     "chat:write",
     "files:write",
+    "reactions:write",
     "usergroups:read",
     "users:read",
 }

@@ -186,10 +186,11 @@ async def test_a_run_that_waits_for_an_approver_ends_its_stream_with_that_step(
     quick_status(harness)
     change = "UPDATE orders SET status = 'paid' WHERE id = 11"
     harness.model.script(
+        Turn(tool_calls=(call("list_tables", {"database": STAGING}),), delay_s=0.3),
         Turn(
             tool_calls=(call("execute_query", {"database": STAGING, "sql": change}),),
-            delay_s=0.3,
-        )
+            delay_s=0.6,  # past the pace of progress calls: the stream has begun
+        ),
     )
     thread_ts, _ = await harness.mention("mark order 11 as paid")
     await harness.wait_for_card(thread_ts)
@@ -202,7 +203,10 @@ async def test_a_run_that_waits_for_an_approver_ends_its_stream_with_that_step(
 
 async def test_a_queued_request_offers_stop_only_once_it_runs(harness: SlackHarness) -> None:
     quick_status(harness)
-    harness.model.script(Turn(text="Slow first.", delay_s=0.5), say("Then second."))
+    harness.model.script(
+        Turn(text="Slow first.", delay_s=0.5),
+        Turn(text="Then second.", delay_s=0.8),  # past the pace of progress calls
+    )
     thread_ts, _ = await harness.mention("first")
     await harness.slack.wait_for(lambda: harness.model.requests)
     await harness.message("second", thread_ts=thread_ts)

@@ -1,9 +1,9 @@
-"""The Web API client: timeouts, retries on what Slack fails with, pacing per channel, and
-the channels Slack says it cannot reach — through the real slack_sdk client and the fake."""
+"""The Web API client: timeouts, retries on what Slack fails with, and the channels Slack
+says it cannot reach — through the real slack_sdk client and the fake. Rate limits:
+test_rate_limits.py."""
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from pathlib import Path
@@ -11,7 +11,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from bot.slack.web_api import ChannelPacer, make_client
+from bot.slack.web_api import make_client
 from tests.fakes.model_server import FakeModelServer, say
 from tests.fakes.slack_server import FakeSlack, block_kit_problem
 from tests.slack.conftest import CHANNEL, SlackHarness
@@ -80,55 +80,6 @@ async def test_posts_are_not_unfurled(harness: SlackHarness) -> None:
     await answered(harness, thread_ts, "runbook")
     (post,) = harness.slack.calls_to("chat.postMessage")
     assert post.args["unfurl_links"] is False and post.args["unfurl_media"] is False
-
-
-async def test_two_hundred_answers_across_ten_channels_all_arrive(
-    slack: FakeSlack, shop_url: str, tmp_path: Path
-) -> None:
-    # Slack's rule (about one post per second per channel, short bursts allowed) at ten
-    # times the speed, so the test takes seconds: the bot paces at the same rate.
-    rate = 10.0
-    slack.limit_posts_per_channel(per_second=rate, burst=4)
-    model = FakeModelServer(responder=lambda body: say("Answer."), api_key="test-key")
-    async with model:
-        harness = SlackHarness(slack, model, shop_url, tmp_path / "state")
-        harness.pacer = ChannelPacer(rate=rate, burst=3)  # a little under Slack's burst
-        await harness.start()
-        try:
-            channels = [f"C0LOAD{i:02d}" for i in range(10)]
-            threads = []
-            for index in range(200):
-                channel = channels[index % 10]
-                thread_ts, sent = await harness.mention(f"question {index}", channel=channel)
-                assert sent.status == 200
-                threads.append((channel, thread_ts))
-
-            def all_answered() -> bool:
-                return all(slack.thread(c, t) for c, t in threads)
-
-            await slack.wait_for(all_answered, within_s=60)
-            await harness.idle()
-            assert all([m.text for m in slack.thread(c, t)] == ["Answer."] for c, t in threads)
-            # How often Slack still said "slow down" depends on the machine's timing (a
-            # busy one lets posts arrive closer together than they were sent); the pacer's
-            # own test checks the rate, this one that nothing is lost.
-        finally:
-            await harness.stop()
-
-
-async def test_the_pacer_keeps_a_channels_posts_in_order_and_at_its_rate() -> None:
-    pacer = ChannelPacer(rate=20.0, burst=2)
-    order: list[int] = []
-
-    async def post(index: int) -> None:
-        await pacer.wait_turn("C1")
-        order.append(index)
-
-    started = time.monotonic()
-    await asyncio.gather(*(post(i) for i in range(8)))
-    elapsed = time.monotonic() - started
-    assert order == list(range(8))
-    assert elapsed >= (8 - 2) / 20.0 * 0.9  # the burst, then one post per 1/20 s
 
 
 async def test_a_channel_the_bot_cannot_reach_is_logged_once_and_shown_in_health(

@@ -105,6 +105,7 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
         recipient=incoming.user,
         grace_s=services.status_grace_s,
     )
+    status.acknowledge(incoming.ts)  # seen, at once: the first thing the person sees
 
     async def job() -> None:
         # Held until the run ends, so a repeat that arrives meanwhile is dropped here.

@@ -48,9 +48,10 @@ async def test_where_streaming_is_refused_a_slow_run_shows_progress_in_a_status_
 ) -> None:
     services_of_app(harness.app).status_grace_s = 0.1
     harness.slack.fail_next("chat.startStream", "unknown_method")
+    # Each step outlasts the pace of progress calls (two a second), so each is shown.
     harness.model.script(
-        Turn(tool_calls=(call("list_tables", {"database": STAGING}),), delay_s=0.3),
-        Turn(text="Done.", delay_s=0.3),
+        Turn(tool_calls=(call("list_tables", {"database": STAGING}),), delay_s=0.8),
+        Turn(text="Done.", delay_s=0.8),
     )
     thread_ts, _ = await harness.mention("tables?")
     await answered(harness, thread_ts, "Done.")
