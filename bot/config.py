@@ -14,7 +14,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -233,6 +241,85 @@ class Limits(BaseModel):
     max_sql_chars: int = Field(100_000, ge=1000)
 
 
+# An MCP client's bearer token: long enough that guessing it is hopeless.
+MIN_MCP_TOKEN_CHARS = 32
+
+
+class McpClient(BaseModel):
+    """`[[mcp.clients]]`: a coding agent (Claude Code, Cursor, …) that reaches the tools over
+    MCP with a bearer token, acting for one Slack user."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    token: SecretStr
+    user: str  # the Slack user it acts for: the requester of what it asks
+
+    @field_validator("name")
+    @classmethod
+    def _name_is_simple(cls, value: str) -> str:
+        if not _DATABASE_NAME.match(value):
+            raise ValueError("must be letters, digits, '.', '_' or '-' (at most 64)")
+        return value
+
+    @field_validator("token", mode="before")
+    @classmethod
+    def _expand_token(cls, value: Any) -> Any:
+        raw = value.get_secret_value() if isinstance(value, SecretStr) else value
+        if not isinstance(raw, str):
+            raise ValueError("must be a string")
+        expanded = expand_env(raw)
+        if len(expanded) < MIN_MCP_TOKEN_CHARS:
+            raise ValueError(
+                f"must be at least {MIN_MCP_TOKEN_CHARS} characters (e.g. openssl rand -hex 32)"
+            )
+        return SecretStr(expanded)
+
+    @field_validator("user")
+    @classmethod
+    def _slack_user(cls, value: str) -> str:
+        if not _SLACK_ID.match(value) or value.startswith("S"):
+            raise ValueError(f"{value!r} is not a Slack user ID (U…/W…)")
+        return value
+
+
+class McpSettings(BaseModel):
+    """`[mcp]`: the tools over MCP (Streamable HTTP at /mcp, `dbagent mcp` over stdio)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Where the approval card of a change an MCP client asks for is posted.
+    approval_channel: str | None = None
+    clients: list[McpClient] = Field(default_factory=list)
+
+    @field_validator("approval_channel")
+    @classmethod
+    def _channel_id(cls, value: str | None) -> str | None:
+        if value is not None and not _CHANNEL_ID.match(value):
+            raise ValueError(f"{value!r} is not a Slack channel ID (C…/G…)")
+        return value
+
+    @model_validator(mode="after")
+    def _distinct_clients(self) -> McpSettings:
+        names: set[str] = set()
+        tokens: set[str] = set()
+        for client in self.clients:
+            if client.name in names:
+                raise ValueError(f"duplicate MCP client name {client.name!r}")
+            token = client.token.get_secret_value()
+            if token in tokens:
+                raise ValueError(f"MCP client {client.name!r} shares its token with another")
+            names.add(client.name)
+            tokens.add(token)
+        if self.clients and self.approval_channel is None:
+            raise ValueError("approval_channel is required when [[mcp.clients]] are configured")
+        return self
+
+    @property
+    def enabled(self) -> bool:
+        return bool(self.clients)
+
+
 class Settings(BaseSettings):
     """Everything the bot reads at start. Environment variables fill the top-level fields;
     `dbagent.toml` fills databases, approvals, channels and limits."""
@@ -262,6 +349,7 @@ class Settings(BaseSettings):
     limits: Limits = Field(default_factory=Limits)
     retention: Retention = Field(default_factory=Retention)
     slack: SlackSettings = Field(default_factory=SlackSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
 
     @field_validator("databases")
     @classmethod
@@ -290,7 +378,7 @@ class Settings(BaseSettings):
         return Mode.ASK if is_dm else Mode.AGENT
 
 
-_FILE_SECTIONS = ("databases", "approvals", "channels", "limits", "retention", "slack")
+_FILE_SECTIONS = ("databases", "approvals", "channels", "limits", "retention", "slack", "mcp")
 
 
 def _describe(error: ValidationError) -> str:

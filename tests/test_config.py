@@ -201,3 +201,73 @@ def test_the_example_configuration_loads(monkeypatch):
     monkeypatch.delenv("DBAGENT_DATABASE_URL", raising=False)
     settings = load_settings(example)
     assert settings.databases == []
+
+
+# -- [mcp] --------------------------------------------------------------------------------
+
+MCP_TOKEN = "t" * 40
+MCP_GOOD = """
+[mcp]
+approval_channel = "C0CHANGES"
+
+[[mcp.clients]]
+name = "alice-laptop"
+token = "${MCP_TOKEN_ALICE}"
+user = "U0ALICE"
+"""
+
+
+def test_mcp_clients_load_with_their_token_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("MCP_TOKEN_ALICE", MCP_TOKEN)
+    settings = load_settings(write(tmp_path, MCP_GOOD))
+    [client] = settings.mcp.clients
+    assert (client.name, client.user) == ("alice-laptop", "U0ALICE")
+    assert client.token.get_secret_value() == MCP_TOKEN
+    assert MCP_TOKEN not in repr(settings)
+    assert settings.mcp.enabled and settings.mcp.approval_channel == "C0CHANGES"
+
+
+def test_without_mcp_clients_mcp_is_off(tmp_path):
+    assert not load_settings(write(tmp_path, "")).mcp.enabled
+
+
+def _client(name: str = "a", token: str = MCP_TOKEN, user: str = "U0ALICE") -> str:
+    return f'[[mcp.clients]]\nname = "{name}"\ntoken = "{token}"\nuser = "{user}"\n'
+
+
+_CHANNEL = '[mcp]\napproval_channel = "C0CHANGES"\n'
+BAD_MCP = [
+    (_client(), ["mcp", "approval_channel is required"], "clients without an approval channel"),
+    (_CHANNEL + _client(token="short-LEAK"), ["mcp.clients.0.token", "32"], "a short token"),
+    (
+        _CHANNEL + _client(token="${NOT_SET_ANYWHERE}"),
+        ["mcp.clients.0.token", "NOT_SET_ANYWHERE"],
+        "a ${VAR} that is not set",
+    ),
+    (_CHANNEL + _client(user="alice"), ["mcp.clients.0.user"], "a user name, not an ID"),
+    (_CHANNEL + _client(user="S0GROUP"), ["mcp.clients.0.user"], "a user group cannot ask"),
+    (_CHANNEL + _client(name="a b"), ["mcp.clients.0.name"], "a name with a space"),
+    (
+        _CHANNEL + _client() + _client(token="u" * 40),
+        ["duplicate MCP client name 'a'"],
+        "two clients of one name",
+    ),
+    (
+        _CHANNEL + _client(token="L" * 32 + "LEAK") + _client(name="b", token="L" * 32 + "LEAK"),
+        ["'b' shares its token"],
+        "two clients of one token",
+    ),
+    ('[mcp]\napproval_channel = "changes"\n', ["mcp.approval_channel"], "a channel name"),
+    ("[mcp]\nport = 1\n", ["mcp.port"], "an unknown key"),
+]
+
+
+@pytest.mark.parametrize(("text", "words", "reason"), BAD_MCP, ids=[r[2] for r in BAD_MCP])
+def test_bad_mcp_configuration_fails_with_one_line(tmp_path, text, words, reason):
+    with pytest.raises(ConfigError) as caught:
+        load_settings(write(tmp_path, text))
+    message = str(caught.value)
+    assert "\n" not in message, reason
+    assert "LEAK" not in message, "a token must never reach an error message"
+    for word in words:
+        assert word in message, f"{reason}: {message}"

@@ -66,8 +66,9 @@ from bot.config import Environment, Mode, Settings
 from bot.db.images import TableImage
 from bot.db.types import DbError
 from bot.db.undo import rows_took_the_change
-from bot.state import GrantScope, State
+from bot.state import GrantScope, State, StateError
 from bot.state.executions import ExecutionRecord, Phase
+from bot.state.requests import RequestStatus
 
 if TYPE_CHECKING:
     from bot.db import DatabaseRegistry
@@ -93,6 +94,7 @@ class DirectRun:
     outcome: Answer | Failed
     undo_id: str | None = None
     undo_reason: str = ""
+    content: str = ""  # the tool's own reply (JSON: rows, affected_rows), for a client
 
 
 def _narrowest(chosen: tuple[str, ...], scope: GrantScope) -> GrantScope:
@@ -300,23 +302,42 @@ class Agent:
             await progress(_step_end(step, outcome))
         if isinstance(outcome, DirectRun):
             return outcome.outcome
+        return AwaitingApproval(await self.propose(session_id, outcome, requester))
+
+    def tool_context(self, session_id: str, requester: Requester, *, origin: str) -> ToolContext:
+        """What the tools need to run for a caller outside any model run (an MCP client): the
+        agent mode's tools, as `requester`, audited with `origin`."""
+        return self._parts.context(session_id, requester, Mode.AGENT, None, origin)
+
+    async def propose(
+        self,
+        session_id: str,
+        change: ApprovalRequired,
+        requester: Requester,
+        *,
+        origin: str = "",
+    ) -> PendingApproval:
+        """A change that waits for its approvers and resumes no model run when decided (a
+        person's Run button, an MCP client's call): stored as a direct pending approval in
+        `session_id`, where its card is; the last approval runs it, once."""
         pending = PendingApproval(
             id=uuid.uuid4().hex,
             session_id=session_id,
             tool_call_id="",
-            database=outcome.database,
-            environment=outcome.environment,
-            risk=outcome.risk,
-            sql=outcome.sql,
+            database=change.database,
+            environment=change.environment,
+            risk=change.risk,
+            sql=change.sql,
             requester=requester.user_id,
             created_at=time.time(),
-            reason=outcome.reason,
+            reason=change.reason,
             kind=DIRECT,
-            impact=outcome.impact,
-            required=self.settings.approvals.required_for(Environment(outcome.environment)),
+            impact=change.impact,
+            required=self.settings.approvals.required_for(Environment(change.environment)),
+            origin=origin,
         )
         await self.state.pending.add(pending.to_json())
-        return AwaitingApproval(pending)
+        return pending
 
     async def pending(self, pending_id: str) -> PendingApproval | None:
         data = await self.state.pending.get(pending_id)
@@ -544,6 +565,7 @@ class Agent:
             return
         pending = PendingApproval.from_json(claimed)
         await record_pending(self.audit, pending, None, "expired")
+        await self._settle(pending, RequestStatus.EXPIRED)
         if pending.kind in (DIRECT, UNDO):
             return
         async with self._locks.hold(pending.session_id):
@@ -576,10 +598,22 @@ class Agent:
         return await self._run(runner, lambda: runner.answered(question, call, answer, value))
 
     def _direct_context(
-        self, session_id: str, requester: Requester, approver: str | None
+        self, session_id: str, requester: Requester, approver: str | None, origin: str = ""
     ) -> ToolContext:
         # A person's click: execute_query's own path, whatever the thread's mode.
-        return self._parts.context(session_id, requester, Mode.AGENT, approver)
+        return self._parts.context(session_id, requester, Mode.AGENT, approver, origin)
+
+    async def _settle(
+        self, pending: PendingApproval, status: RequestStatus, **details: Any
+    ) -> None:
+        """What became of a change an outside client asked for, for it to ask after. A
+        failure to note it is logged: the change's own records (audit, write-ahead) stand."""
+        if not pending.origin:
+            return
+        try:
+            await self.state.requests.settle(pending.id, status, **details)
+        except StateError as exc:
+            log.error("request %s not marked %s: %s", pending.id, status.value, exc)
 
     async def _direct_execute(
         self, context: ToolContext, database: str, sql: str
@@ -593,10 +627,11 @@ class Agent:
         if isinstance(outcome, QuestionRequired):  # execute_query never asks; fail closed
             return DirectRun(Failed("Error: this statement could not be run"))
         if outcome.content.startswith(("Error:", "Blocked:")):
-            return DirectRun(Failed(outcome.content), outcome.undo_id, outcome.undo_reason)
+            failed = Failed(outcome.content)
+            return DirectRun(failed, outcome.undo_id, outcome.undo_reason, outcome.content)
         results = () if outcome.result is None else (outcome.result,)
         answer = Answer(text=f"Ran on {database}: {outcome.summary}", results=results)
-        return DirectRun(answer, outcome.undo_id, outcome.undo_reason)
+        return DirectRun(answer, outcome.undo_id, outcome.undo_reason, outcome.content)
 
     async def _decide_direct(
         self,
@@ -612,16 +647,31 @@ class Agent:
         if granted is None:
             summary = f"denied by {approver}; not executed"
             await record_pending(self.audit, pending, approver, "denied")
+            await self._settle(pending, RequestStatus.DENIED, summary=summary, decided_by=approver)
             outcome = Answer(text=f"Not run: {summary}.")
         else:
+            approvers = list(pending.approvals) or [approver]
+            await self._settle(pending, RequestStatus.APPROVED, approvers=approvers)
             await mint_grant(self.grants, self.settings, pending, granted, approver)
-            context = self._direct_context(pending.session_id, requester, approver=approver)
+            context = self._direct_context(
+                pending.session_id, requester, approver=approver, origin=pending.origin
+            )
             result = await self._direct_execute(context, pending.database, pending.sql)
+            content = ""
             if isinstance(result, ApprovalRequired):  # the grant did not match: fail closed
                 outcome = Failed("Error: the approval did not match the statement; not run")
             else:
                 outcome, undo = result.outcome, (result.undo_id, result.undo_reason)
+                content = result.content
             summary = outcome.message if isinstance(outcome, Failed) else outcome.text
+            await self._settle(
+                pending,
+                RequestStatus.FAILED if isinstance(outcome, Failed) else RequestStatus.EXECUTED,
+                summary=summary,
+                result=content,
+                undo_available=undo[0] is not None,
+                undo_reason=undo[1],
+            )
         await tell_decided(on_decided, pending, approver, granted, summary, undo)
         return outcome
 

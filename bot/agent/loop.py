@@ -77,7 +77,12 @@ class Parts:
     audit: AuditLog
 
     def context(
-        self, session_id: str, requester: Requester, mode: Mode, approver: str | None
+        self,
+        session_id: str,
+        requester: Requester,
+        mode: Mode,
+        approver: str | None,
+        origin: str = "",
     ) -> ToolContext:
         """What a tool may use, for one session and the person it acts for."""
         return ToolContext(
@@ -91,6 +96,7 @@ class Parts:
             audit=self.audit,
             approver=approver,
             executions=self.state.executions,
+            origin=origin,
         )
 
 
@@ -413,6 +419,7 @@ async def record_pending(
         risk=pending.risk,
         sql=pending.sql,
         outcome=outcome,
+        origin=pending.origin or None,
     )
 
 

@@ -85,6 +85,8 @@ class PendingApproval:
     approvals: tuple[str, ...] = ()
     required: int = 1
     scopes: tuple[str, ...] = ()
+    # Where the request came from when not a Slack thread: "mcp:<client name>".
+    origin: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -25,6 +25,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import ConfigError, Settings
+from bot.mcp.http import MCP_PATH, add_mcp_routes
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
 from bot.slack.listeners.actions.stop_run import listen_for_forwarded_stops
@@ -91,7 +92,29 @@ def build_web_app(app: AsyncApp) -> web.Application:
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
     web_app.router.add_post(EVENTS_PATH, events)
     web_app.router.add_get(HEALTH_PATH, health)
+    add_mcp_routes(web_app, services_of_app(app))
     return web_app
+
+
+def build_mcp_web_app(app: AsyncApp) -> web.Application:
+    """In Socket Mode, the HTTP server on PORT for MCP clients (`[[mcp.clients]]`)."""
+    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
+    add_mcp_routes(web_app, services_of_app(app))
+    return web_app
+
+
+async def _listen(web_app: web.Application, port: int) -> web.AppRunner:
+    runner = web.AppRunner(web_app, access_log=None)
+    await runner.setup()
+    try:
+        # Workers of `serve --workers N` share the port (the kernel spreads requests).
+        shared = WORKER_ENV in os.environ
+        await web.TCPSite(runner, "0.0.0.0", port, reuse_port=shared).start()
+    except OSError as exc:
+        await runner.cleanup()
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        raise ConfigError(f"cannot listen on port {port}: {reason} (set PORT)") from None
+    return runner
 
 
 def _check_credentials(settings: Settings) -> None:
@@ -210,18 +233,11 @@ async def serve(settings: Settings) -> None:
                     "an app-level token (xapp-…) with the connections:write scope"
                 ) from None
             log.info("dbagent is serving Slack over Socket Mode")
+            if settings.mcp.enabled:
+                runner = await _listen(build_mcp_web_app(app), settings.port)
+                log.info("dbagent is serving MCP on port %d at %s", settings.port, MCP_PATH)
         else:
-            runner = web.AppRunner(build_web_app(app), access_log=None)
-            await runner.setup()
-            try:
-                # Workers of `serve --workers N` share the port (the kernel spreads requests).
-                shared = WORKER_ENV in os.environ
-                await web.TCPSite(runner, "0.0.0.0", settings.port, reuse_port=shared).start()
-            except OSError as exc:
-                reason = os.strerror(exc.errno) if exc.errno else str(exc)
-                raise ConfigError(
-                    f"cannot listen on port {settings.port}: {reason} (set PORT)"
-                ) from None
+            runner = await _listen(build_web_app(app), settings.port)
             log.info(
                 "dbagent is serving Slack over HTTP on port %d at %s", settings.port, EVENTS_PATH
             )

@@ -85,6 +85,7 @@ class AuditLog:
         error: str | None = None,
         duration_ms: float | None = None,
         execution_id: str | None = None,
+        origin: str | None = None,
     ) -> dict[str, Any]:
         now = self._clock()
         entry = {
@@ -102,6 +103,8 @@ class AuditLog:
             "duration_ms": None if duration_ms is None else round(duration_ms, 3),
             "execution_id": execution_id,
         }
+        if origin:  # not a Slack thread: "mcp:<client name>"
+            entry["origin"] = origin
         try:
             await self._table.append(now, entry)
         finally:

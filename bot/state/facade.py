@@ -26,6 +26,7 @@ from bot.state.questions import Questions
 from bot.state.records import RedisRecordTable, SqliteRecordTable
 from bot.state.redis_db import DEFAULT_PREFIX, RedisDb
 from bot.state.redis_sessions import RedisSessions
+from bot.state.requests import Requests
 from bot.state.retention import Lifetimes, Pruner, lifetimes
 from bot.state.seen_events import RedisSeenEvents, SeenEvents, SqliteSeenEvents
 from bot.state.sessions import Sessions, SqliteSessions
@@ -50,6 +51,7 @@ class State:
     leases: SessionLeases  # a session's runs never overlap, in this process or any other
     posted: PostedMessages  # cards and questions still showing buttons, for every replica
     stops: StopRequests  # Stop clicks for runs another process is running
+    requests: Requests  # changes MCP clients asked for, and what became of them
     backend: SqliteDb | RedisDb
     lifetimes: Lifetimes
     clock: Clock = time.time
@@ -121,6 +123,7 @@ def _sqlite_state(
         leases=LocalLeases(),
         posted=PostedMessages(SqlitePostedTable(db)),
         stops=LocalStopRequests(),
+        requests=Requests(SqliteRecordTable(db, "requests")),
         backend=db,
         lifetimes=kept,
         clock=clock,
@@ -146,6 +149,7 @@ def _redis_state(
         leases=RedisLeases(db),
         posted=PostedMessages(RedisPostedTable(db, kept["posted"])),
         stops=RedisStopRequests(db),
+        requests=Requests(RedisRecordTable(db, "requests", kept["requests"])),
         backend=db,
         lifetimes=kept,
         clock=clock,

@@ -20,7 +20,7 @@ from bot.state.codec import Record, decode, encode
 from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
 
-Kind = Literal["pending", "questions", "proposals", "undo"]
+Kind = Literal["pending", "questions", "proposals", "undo", "requests"]
 T = TypeVar("T")
 # Given the stored record: what to store instead (None: delete it), and what to return.
 Change = Callable[[Record], tuple[Record | None, T]]

@@ -52,6 +52,7 @@ def lifetimes(retention: Retention, limits: Limits) -> Lifetimes:
         "executions": days_to_seconds(retention.audit_days),  # the audit's write-ahead side
         "undo": short,  # what an Undo button puts back lives as long as the button
         "posted": short,  # the messages whose buttons show those records
+        "requests": short,  # MCP clients' changes, for get_proposal
     }
 
 
@@ -87,6 +88,7 @@ class Pruner:
             "executions": state.executions.prune,
             "undo": state.executions.prune_undo,
             "posted": state.posted.prune,
+            "requests": state.requests.prune,
         }
         for kind, prune in prunes.items():
             seconds = kept[kind]

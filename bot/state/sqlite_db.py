@@ -65,6 +65,9 @@ CREATE INDEX IF NOT EXISTS proposals_by_age ON proposals (created_at);
 CREATE TABLE IF NOT EXISTS undo (
     id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS undo_by_age ON undo (created_at);
+CREATE TABLE IF NOT EXISTS requests (
+    id TEXT PRIMARY KEY, created_at REAL NOT NULL, data TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS requests_by_age ON requests (created_at);
 CREATE TABLE IF NOT EXISTS executions (
     id TEXT PRIMARY KEY, phase TEXT NOT NULL, started_at REAL NOT NULL, data TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS executions_by_phase ON executions (phase, started_at);

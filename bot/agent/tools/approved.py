@@ -73,6 +73,7 @@ class CallAudit:
             error=error,
             duration_ms=duration_ms,
             execution_id=execution_id,
+            origin=context.origin or None,
         )
 
 

@@ -52,6 +52,7 @@ class ToolContext:
     audit: AuditLog
     approver: str | None = None  # set while running a call an approver has just allowed
     executions: Executions | None = None  # write-ahead records of approved changes
+    origin: str = ""  # "mcp:<client name>" for a call an MCP client made; audited with it
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,9 +111,14 @@ class Tool:
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": _clean_schema(self.parameters.model_json_schema()),
+                "parameters": schema_of(self.parameters),
             },
         }
+
+
+def schema_of(parameters: type[Parameters]) -> dict[str, Any]:
+    """A parameter model's JSON schema as the tools are offered (inlined, no titles)."""
+    return _clean_schema(parameters.model_json_schema())
 
 
 def _inline(node: Any, definitions: dict[str, Any]) -> Any:

@@ -43,6 +43,13 @@ def card_sql(sql: str) -> tuple[str, bool]:
     return mrkdwn.truncate(mrkdwn.code_text(trim_sql(sql)), CARD_SQL_CHARS)
 
 
+def requested_by(pending: PendingApproval) -> str:
+    """The person who asked, and the MCP client they asked through: "<@U…> via laptop"."""
+    who = person(pending.requester)
+    client = pending.origin.removeprefix("mcp:") if pending.origin.startswith("mcp:") else ""
+    return f"{who} via {mrkdwn.escape(client)}" if client else who
+
+
 def _facts(pending: PendingApproval) -> Block:
     icon = _ENVIRONMENT_ICONS.get(pending.environment, ":large_green_circle:")
     return {
@@ -54,7 +61,7 @@ def _facts(pending: PendingApproval) -> Block:
                 "text": f"*Environment*\n{icon} {mrkdwn.escape(pending.environment)}",
             },
             {"type": "mrkdwn", "text": f"*Risk*\n{mrkdwn.escape(pending.risk)}"},
-            {"type": "mrkdwn", "text": f"*Requested by*\n{person(pending.requester)}"},
+            {"type": "mrkdwn", "text": f"*Requested by*\n{requested_by(pending)}"},
         ],
     }
 
@@ -198,7 +205,7 @@ def approval_card(pending: PendingApproval, card: CardContext | None = None) -> 
             f"Approval needed: {pending.risk} on {pending.database} ({pending.environment}), "
             f"{rows_summary(impact)}, "
         )
-        + f"requested by {person(pending.requester)}"
+        + f"requested by {requested_by(pending)}"
     )
     if card.approvers:
         summary += ". Approvers: " + " ".join(mention(a) for a in card.approvers)
