@@ -28,6 +28,8 @@ commands:
                    the same agent in the terminal, approvals as a y/n prompt
   audit [--since 2024-05-01T00:00|1h|2d] [--json]
                    every statement executed, refused or sent for approval
+  mcp              the tools over MCP on stdio, for the [[mcp.clients]] entry whose token
+                   is in DBAGENT_MCP_TOKEN (shared state only; changes become Slack cards)
 
 Configuration: dbagent.toml (DBAGENT_CONFIG), or DBAGENT_DATABASE_URL for one database;
 see dbagent.example.toml and the README."""
@@ -104,6 +106,10 @@ def main(argv: list[str] | None = None) -> int:
             from bot.console import console_main
 
             return asyncio.run(console_main(args))
+        if command == "mcp":
+            from bot.mcp.stdio import mcp_main
+
+            return asyncio.run(mcp_main(args))
         if command == "audit":
             from bot.agent.audit_cli import audit_main
 
