@@ -26,10 +26,21 @@ from dataclasses import dataclass
 
 from bot.config import DatabaseConfig, Environment
 from bot.db.reach import INFORMATION_SCHEMA, Reached, Reaching, ServerReach, walk
-from bot.sql.catalog_reads import Unconfined, confine, is_catalog, reads_rows_whole
+from bot.sql.catalog_reads import (
+    Unconfined,
+    confine,
+    is_catalog,
+    other_sessions,
+    reads_rows_whole,
+)
 from bot.sql.lexical import first_foreign_space, has_executable_comment
 from bot.sql.risk import Classification, Risk
-from bot.sql.statements import changes_how_sql_is_read, switches_checks, texts_it_runs
+from bot.sql.statements import (
+    changes_how_sql_is_read,
+    hides_itself,
+    switches_checks,
+    texts_it_runs,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +101,10 @@ PROGRAM_SETTING = (
     "Blocked: statement {number} runs a stored program that changes a setting the statements "
     "after it are read or checked by ({ways}), so they would not run as they were judged and "
     "shown. Send it on its own."
+)
+HIDES_ITSELF = (
+    "Blocked: statement {number} sets {setting}, which {what}. A change must reach the "
+    "replicas, CDC and the server's logs like any other: send it without that setting."
 )
 UNCHECKED = (
     "Blocked: statement {number} runs with {setting} off, so the cascades and checks the "
@@ -194,6 +209,16 @@ def _confined(
     return tuple(texts)
 
 
+def _private_reads(found: tuple[Reached, ...]) -> str | None:
+    """Why a read would show other sessions' statements or the server's accounts, or None."""
+    for reached_by in found:
+        for reaching in reached_by.reads:
+            private = other_sessions(reaching.table, _name(reaching))
+            if private is not None:
+                return private.reason
+    return None
+
+
 def _not_as_judged(classification: Classification) -> str | None:
     """Why a statement might not run the way it was judged and counted, or None."""
     statements = classification.statements
@@ -210,6 +235,9 @@ def _not_as_judged(classification: Classification) -> str | None:
                 return HIDDEN_BY_COMMENT.format(number=number, kind=statement.kind)
             if not dynamic and first_word != "SET":
                 continue
+            hides = hides_itself(text)
+            if hides is not None:
+                return HIDES_ITSELF.format(number=number, setting=hides[0], what=hides[1])
             setting = changes_how_sql_is_read(text) if number < len(statements) else None
             if setting is not None:
                 return REREAD.format(number=number, setting=setting)
@@ -264,6 +292,9 @@ def decide(
             f"schema {own}{extra}; reads stay in the database's own schema (and its "
             "configured read_schemas)."
         )
+    private = _private_reads(found)  # even when read_schemas lists such a schema
+    if private is not None:
+        return Refused(private)
     texts = _confined(classification, found, reach, database)
     if isinstance(texts, Refused):
         return texts

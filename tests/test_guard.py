@@ -514,6 +514,67 @@ REACH_TABLE = [
         "",
         "SET STATEMENT's statement is read before its setting applies",
     ),
+    # Settings that change what is logged or replicated: a change hiding itself is refused,
+    # granted or not, named with what the setting does.
+    *[
+        (sql, server(), Refused, words, why)
+        for sql, words, why in [
+            ("SET SESSION sql_log_bin = 0; UPDATE t SET a = 1", "sql_log_bin", "binlog off"),
+            ("SET sql_log_bin = 0", "out of the binary log", "on its own: the session keeps it"),
+            ("SET STATEMENT sql_log_bin = 0 FOR UPDATE t SET a = 1", "sql_log_bin", "for one"),
+            ("SET @@session.sql_log_bin = OFF; DELETE FROM t", "sql_log_bin", "@@session."),
+            ("SET @@`session`.`sql_log_bin` = 0; DELETE FROM t", "sql_log_bin", "backquoted"),
+            ("SET `SQL_LOG_BIN` = 0; DELETE FROM t", "sql_log_bin", "quoted, upper case"),
+            ("SET LOCAL skip_replication = 1; DELETE FROM t", "replicas to skip", "skipped"),
+            ("SET @@wsrep_on = OFF; DELETE FROM t", "Galera", "kept from the cluster"),
+            ("SET wsrep_osu_method = 'RSU'; ALTER TABLE t ADD c INT", "this node only", "RSU"),
+            ("SET gtid_seq_no = 100; DELETE FROM t", "already applied", "a GTID reused"),
+            ("SET gtid_domain_id = 9; DELETE FROM t", "replication domain", "another domain"),
+            ("SET server_id = 2; DELETE FROM t", "another server's", "another server's event"),
+            ("SET pseudo_thread_id = 7; DELETE FROM t", "another connection", "another's id"),
+            ("SET binlog_format = 'STATEMENT'; DELETE FROM t", "binlog_format", "CDC's view"),
+            ("SET binlog_row_image = 'MINIMAL'; DELETE FROM t", "columns", "fewer columns"),
+            ("SET binlog_annotate_row_events = 0; DELETE FROM t", "statement's text", "no text"),
+            ("SET sql_log_off = 1; DELETE FROM t", "general query log", "general log off"),
+            ("SET long_query_time = 1000; DELETE FROM t", "slow query log", "slow log blind"),
+            (
+                "SET STATEMENT max_statement_time = 5, server_id = 3 FOR DELETE FROM t",
+                "server_id",
+                "one of several",
+            ),
+            ("EXECUTE IMMEDIATE 'SET sql_log_bin = 0'; DELETE FROM t", "sql_log_bin", "dynamic"),
+            ("/*!SET sql_log_bin = 0*/; DELETE FROM t", "executable comment", "in a comment"),
+        ]
+    ],
+    (
+        "CALL p(); DELETE FROM t",
+        server(routines=(routine("p", "SET sql_log_bin = 0"),)),
+        Refused,
+        "",
+        "a procedure's SET sql_log_bin outlives the CALL: it reaches the whole server",
+    ),
+    (
+        "SET STATEMENT max_statement_time = 5 FOR UPDATE t SET a = 1",
+        server(),
+        Run,
+        "",
+        "a setting that logs and replicates as usual is no alarm",
+    ),
+    # Every name a function takes is a read target.
+    ("SELECT LASTVAL(billing.s)", server(), Refused, "billing.s", "another schema's sequence"),
+    ("SELECT PREVIOUS VALUE FOR mysql.user", server(), Refused, "mysql.user", "the accounts"),
+    ("SELECT LASTVAL(SHOP.s)", server(), Refused, "SHOP.s", "the other-case schema"),
+    ("SELECT LASTVAL(SHOP.s)", server(folds=1), Run, "", "one schema when the server folds"),
+    ("SELECT billing.s.currval", server(), Refused, "billing.s", "the .currval spelling"),
+    ("SELECT LASTVAL(s), PREVIOUS VALUE FOR shop.s", server(), Run, "", "the own sequences"),
+    ("SELECT IS_USED_LOCK('app_lock')", server(), Refused, "beyond", "who holds a named lock"),
+    ("SELECT `is_free_lock`('app_lock')", server(), Refused, "beyond", "quoted, the same"),
+    ("SELECT GET_LOCK('app_lock', 0)", server(), Refused, "beyond", "taking one"),
+    ("DO RELEASE_LOCK('app_lock')", server(), Refused, "beyond", "releasing another's"),
+    # Other sessions' statements and plans.
+    ("EXPLAIN FOR CONNECTION 7", server(), Refused, "another connection", "its plan"),
+    ("EXPLAIN FORMAT=JSON FOR CONNECTION 7", server(), Refused, "another connection", "JSON"),
+    ("SHOW FULL PROCESSLIST", server(), Refused, "PROCESSLIST", "every connection's SQL"),
 ]
 
 

@@ -25,16 +25,24 @@ case-insensitively while the server itself, under lower_case_table_names=0, does
 directory instead of every schema's (it scans them all for ``IN`` with several names, which
 is slower but still confined).
 
-Rows that also name an account (a privilege's GRANTEE, a connection's USER) are kept only for
-the account the bot runs as (and its current role): other accounts' grants and connections
-are not the database's, and another connection's statement may name any schema.
+Rows that also name an account (a privilege's GRANTEE) are kept only for the account the bot
+runs as (and its current role): other accounts' grants are not the database's.
+
+Another session's statement is never shown, whoever runs it: every thread, DM and approved
+change runs on the bot's own account, so "the bot's account" is everybody. PROCESSLIST keeps
+one row, the connection reading it (``ID = CONNECTION_ID()``): a person sees at most their
+own statement. Every other way to another connection's statement or plan is refused: SHOW
+[FULL] PROCESSLIST, SHOW EXPLAIN|ANALYZE FOR n, EXPLAIN|DESCRIBE … FOR CONNECTION n, the
+InnoDB views of transactions and locks, SHOW ENGINE … STATUS, SHOW SLAVE|REPLICA STATUS
+(its last error quotes a replicated statement), and the schemas performance_schema, sys and
+mysql (statement history, threads, digests, the general and slow logs; accounts), whatever
+read_schemas says.
 
 Fail-closed rules:
 - a view not listed below is refused (a newer server's view is not known to be safe);
 - views about other connections, accounts or InnoDB's internals (INNODB_TRX,
   USER_STATISTICS…) name no schema a filter could test, so they are refused — except
-  PROCESSLIST, whose rows are kept for the bot's own account's connections whose default
-  database is one of the allowed schemas;
+  PROCESSLIST, whose one kept row is the reading connection's own;
 - a catalog view the classifier saw but this module did not find written out (inside a
   string for EXECUTE IMMEDIATE, an executable comment, a view's or routine's body) is
   refused, since no filter could be put in front of it;
@@ -46,6 +54,7 @@ Fail-closed rules:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -80,8 +89,7 @@ ROWS_ABOUT_SCHEMAS: dict[str, tuple[str, ...]] = {
     "TABLE_STATISTICS": ("TABLE_SCHEMA",),
     "TRIGGERS": ("EVENT_OBJECT_SCHEMA", "TRIGGER_SCHEMA"),
     "VIEWS": ("TABLE_SCHEMA",),
-    # Connections whose default database is an allowed schema, of the bot's own account only
-    # (_ACCOUNT_ROWS): another account's statement may name any schema.
+    # The reading connection alone (_ACCOUNT_ROWS), when its default database is allowed.
     "PROCESSLIST": ("DB",),
 }
 
@@ -99,7 +107,8 @@ _ACCOUNT_ROWS: dict[str, str] = {
     "COLUMN_PRIVILEGES": _OWN_GRANTEE,
     "SCHEMA_PRIVILEGES": _OWN_GRANTEE,
     "TABLE_PRIVILEGES": _OWN_GRANTEE,
-    "PROCESSLIST": "BINARY USER = BINARY SUBSTRING_INDEX(CURRENT_USER(), '@', 1)",
+    # Every thread runs on the bot's account: only the reading connection is its own.
+    "PROCESSLIST": "ID = CONNECTION_ID()",
 }
 
 # A derived table with a LIMIT is materialized before the query around it reads a row: the
@@ -179,6 +188,7 @@ NOT_CONFINABLE: dict[str, str] = {
 # SHOW forms showing what lies beyond the database, what they show, and what to ask instead.
 _EVERY_SCHEMAS = "objects of every schema on the server"
 _OTHER_CONNECTIONS = "other connections' statements"
+_REPLICATED = "replication's state, whose last error quotes a replicated statement"
 _SHOW_BEYOND: dict[str, tuple[str, str]] = {
     "DATABASES": ("every schema on the server", "information_schema.SCHEMATA"),
     "SCHEMAS": ("every schema on the server", "information_schema.SCHEMATA"),
@@ -195,6 +205,11 @@ _SHOW_BEYOND: dict[str, tuple[str, str]] = {
     "EXPLAIN": (_OTHER_CONNECTIONS, "EXPLAIN of the query itself"),
     "ANALYZE": (_OTHER_CONNECTIONS, "EXPLAIN of the query itself"),
     "ENGINE": ("the engine's state: other schemas' statements, locks and deadlocks", ""),
+    # The last replication error quotes the replicated statement it failed on.
+    "SLAVE STATUS": (_REPLICATED, ""),
+    "REPLICA STATUS": (_REPLICATED, ""),
+    "ALL SLAVES": (_REPLICATED, ""),
+    "ALL REPLICAS": (_REPLICATED, ""),
     "USER_STATISTICS": ("every account's activity", ""),
     "CLIENT_STATISTICS": ("every client host's activity", ""),
 }
@@ -229,9 +244,55 @@ _NOT_ALIAS = frozenset(
 _DEFINITION_KINDS = ("SHOW", "DESCRIBE")
 
 
+# The server's own schemas: what every session ran and runs (performance_schema's threads,
+# events_statements_* and digests; sys's views of them; mysql's general_log and slow_log),
+# and the accounts (mysql.user). Never read, whatever read_schemas lists.
+SESSIONS_SCHEMAS: dict[str, str] = {
+    "performance_schema": "every session's threads and statements",
+    "sys": "every session's threads and statements",
+    "mysql": "the server's accounts and its logs of every session's statements",
+}
+# EXPLAIN [FORMAT=…] FOR CONNECTION n and DESCRIBE FOR CONNECTION n; any spelling that the
+# classifier did not take apart is caught by the words themselves.
+_FOR_CONNECTION = re.compile(r"\bFOR\s+CONNECTION\b")
+OTHER_CONNECTION_KINDS = frozenset({"EXPLAIN FOR CONNECTION"})
+
+
 @dataclass(frozen=True, slots=True)
 class Unconfined:
     reason: str  # a sentence for the model: what it read, and what to ask instead
+
+
+def other_sessions(table: TableRef, named: str = "") -> Unconfined | None:
+    """Why reading ``table`` would show other sessions' statements or the server's accounts,
+    else None. ``named``: how the refusal names it (its schema and name by default)."""
+    schema = (table.schema or "").lower()
+    what = SESSIONS_SCHEMAS.get(schema)
+    if what is None:
+        return None
+    named = named or ".".join(part for part in (table.schema, table.name) if part)
+    return Unconfined(
+        f"Blocked: the statement reads {named}; {schema} holds {what}, which no one may read "
+        "through dbagent (another thread's statements stay private). Ask about the "
+        "database's own tables instead."
+    )
+
+
+def _code(piece: Piece) -> str:
+    # An executable comment's content runs: read it as written.
+    return piece.text if piece.executable_comment else piece.masked
+
+
+def _other_connection(statement: Statement) -> Unconfined | None:
+    if statement.kind in OTHER_CONNECTION_KINDS or (
+        "CONNECTION" in statement.text.upper()
+        and any(_FOR_CONNECTION.search(_code(piece).upper()) for piece in split(statement.text))
+    ):
+        return Unconfined(
+            "Blocked: … FOR CONNECTION shows another connection's plan and statement, which "
+            "stay private to it. EXPLAIN the query itself instead."
+        )
+    return None
 
 
 def is_catalog(table: TableRef) -> bool:
@@ -248,6 +309,13 @@ def confine(statement: Statement, schemas: Sequence[str], *, folds: bool) -> str
     about schemas filtered to rows about ``schemas``; or why that cannot be done.
 
     ``folds``: the server folds the case of names (lower_case_table_names ≠ 0)."""
+    other = _other_connection(statement)
+    if other is not None:
+        return other
+    for read in statement.reads:
+        private = other_sessions(read)
+        if private is not None:
+            return private
     show = statement.kind.startswith("SHOW")
     # A whole catalog (SHOW TABLES FROM information_schema) is the list of its views' names.
     catalog = [read for read in statement.reads if is_catalog(read) and read.name]

@@ -90,6 +90,20 @@ SIDE_EFFECT_FUNCTIONS: dict[str, str] = {
     "GROUP_REPLICATION_SWITCH_TO_MULTI_PRIMARY_MODE": "changes the replication group's mode",
 }
 
+# Built-ins whose argument names something of the whole server, not of the database: named
+# locks live in one namespace shared with every session (IS_USED_LOCK answers another
+# connection's id), BINLOG_GTID_POS opens the binary log's files. Their calls reach the whole
+# server (queries.named_reads), which the guard refuses. GET_LOCK, RELEASE_LOCK and
+# RELEASE_ALL_LOCKS (SIDE_EFFECT_FUNCTIONS) reach it too.
+SERVER_NAME_FUNCTIONS: dict[str, str] = {
+    "IS_FREE_LOCK": "IS_FREE_LOCK() asks about a named lock of the whole server",
+    "IS_USED_LOCK": "IS_USED_LOCK() tells which other connection holds a named lock",
+    "BINLOG_GTID_POS": "BINLOG_GTID_POS() reads the server's binary log files",
+    "GET_LOCK": "GET_LOCK() takes a named lock that outlives the statement",
+    "RELEASE_LOCK": "RELEASE_LOCK() releases a named lock, possibly one another task relies on",
+    "RELEASE_ALL_LOCKS": "RELEASE_ALL_LOCKS() releases every named lock the session holds",
+}
+
 # Built-ins that take effect only through their result (or, like LASTVAL, IS_FREE_LOCK and
 # UUID_SHORT, read or bump in-memory state without changing data or holding anything).
 # LAST_INSERT_ID(expr) sets the session's value returned by the next LAST_INSERT_ID(): a

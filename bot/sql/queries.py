@@ -36,6 +36,7 @@ from bot.sql.functions import (
     NEVER_STORED,
     PAREN_KEYWORDS,
     SAFE_FUNCTIONS,
+    SERVER_NAME_FUNCTIONS,
     SIDE_EFFECT_FUNCTIONS,
 )
 from bot.sql.lexical import Piece, upper_masked
@@ -85,6 +86,15 @@ _NAME = re.compile(
     r"\s*(`[^`]*`|[\w$\u0080-\U0010ffff]+)(?:\s*\.\s*(`[^`]*`|[\w$\u0080-\U0010ffff]+))?"
 )
 _PREVIOUS_VALUE = re.compile(r"\bPREVIOUS\s+VALUE\s+FOR\b")
+# What takes a sequence's name: LASTVAL(s), NEXTVAL(s), SETVAL(s, …), PREVIOUS|NEXT VALUE FOR
+# s, s.nextval and s.currval. Read over the masked text, any case.
+_SEQUENCE_NAME = re.compile(
+    r"\b(?:LASTVAL|NEXTVAL|SETVAL)\s*(?P<paren>\()"
+    r"|\b(?:PREVIOUS|NEXT)\s+VALUE\s+FOR\b"
+    r"|\.\s*(?P<suffix>NEXTVAL|CURRVAL)\b(?!\s*\()"
+    r"|\b(?P<server>IS_FREE_LOCK|IS_USED_LOCK|BINLOG_GTID_POS)\s*\(",
+    re.I,
+)
 # DUMPFILE is not reserved: it names a file only when a literal follows (INSERT INTO dumpfile).
 _FILE_LITERAL = re.compile(r"\s*(?:_\w+\s*)?['\"]")
 # Inside JSON_TABLE( … ): the row path literal and its COLUMNS clause.
@@ -417,10 +427,12 @@ def _judge_call(
         targets: list[TableRef] = []
         if upper in ("NEXTVAL", "SETVAL"):
             targets = _names_at(piece, paren + 1)
-        elif upper == "LOAD_FILE":
-            targets = [SERVER]  # the server's file system
+        elif upper == "LOAD_FILE" or upper in SERVER_NAME_FUNCTIONS:
+            targets = [SERVER]  # the server's file system; named locks (every session's)
         return _Call(start, why, tuple(targets))
     routine = TableRef(None, name)
+    if upper in SERVER_NAME_FUNCTIONS:  # `is_used_lock`('x'): the built-in, by its name
+        return _Call(start, SERVER_NAME_FUNCTIONS[upper], (SERVER,), routine)
     if quoted:
         return _Call(
             start,
@@ -522,6 +534,30 @@ def _names_at(piece: Piece, position: int) -> list[TableRef]:
     if match.group(2) is None:
         return [TableRef(None, first)]
     return [TableRef(first, _name_text(piece, match.span(2)))]
+
+
+def named_reads(piece: Piece) -> list[TableRef]:
+    """What a statement names to functions, as reads. The sequences (``LASTVAL(other.s)``,
+    ``PREVIOUS VALUE FOR other.s``, ``other.s.currval``, and the advancing forms): each name
+    is read, since the server's answer (a value, or which error) tells what exists by that
+    name; a name that cannot be read off the text reads the whole server (fail closed). And
+    the names that belong to the whole server (SERVER_NAME_FUNCTIONS): named locks, shared
+    with every other session, and the binary log's files."""
+    found: list[TableRef] = []
+    lower = piece.masked.lower()
+    if "val" not in lower and "_lock" not in lower and "gtid_pos" not in lower:
+        return found  # the common case, decided without the expression
+    for match in _SEQUENCE_NAME.finditer(piece.masked):
+        if match.group("server") is not None:
+            found.append(SERVER)
+            continue
+        if match.group("suffix") is not None:
+            name = _qualified_before_dot(piece, match.start("suffix"))
+            found.append(name if name is not None else SERVER)
+            continue
+        names = _names_at(piece, match.end())
+        found += names or [SERVER]
+    return found
 
 
 def _name_before_dot(piece: Piece, position: int) -> str | None:

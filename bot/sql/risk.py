@@ -61,10 +61,11 @@ Design choices:
   ``name (`` is a call unless the parse tree has a CTE or derived-table name with a column
   list at exactly that position; a table or alias elsewhere with the called name excuses
   nothing. LASTVAL / PREVIOUS VALUE FOR, IS_FREE_LOCK / IS_USED_LOCK, UUID_SHORT and
-  LAST_INSERT_ID only read (session-local) values and stay read_only; NEXTVAL / SETVAL /
-  NEXT VALUE FOR, GET_LOCK / RELEASE_LOCK / RELEASE_ALL_LOCKS, SLEEP, BENCHMARK, LOAD_FILE
-  and the replication waits are writes, quoted or not. ``SELECT @v := …`` assigns a user
-  variable: a write, like SET.
+  LAST_INSERT_ID only read (session-local) values and stay read_only (but the sequence a
+  name-taking function names is one of its reads, and a named lock reaches the whole
+  server); NEXTVAL / SETVAL / NEXT VALUE FOR, GET_LOCK / RELEASE_LOCK / RELEASE_ALL_LOCKS,
+  SLEEP, BENCHMARK, LOAD_FILE and the replication waits are writes, quoted or not.
+  ``SELECT @v := …`` assigns a user variable: a write, like SET.
 - A literal with a backslash-escaped quote (``'it\\'s'``) is read differently when the
   server's sql_mode has NO_BACKSLASH_ESCAPES (or ANSI_QUOTES for "…"), so it makes a
   statement at least a write; ``'it''s'`` is unambiguous and fine.

@@ -17,7 +17,14 @@ from itertools import pairwise
 from sqlglot import exp
 
 from bot.sql.lexical import Piece, split, unwrap_executable_comments
-from bot.sql.queries import judge_query, judge_show, parse, reach, subquery_reads
+from bot.sql.queries import (
+    judge_query,
+    judge_show,
+    named_reads,
+    parse,
+    reach,
+    subquery_reads,
+)
 from bot.sql.risk import Risk, TableRef
 from bot.sql.targets import (
     dml_targets,
@@ -94,6 +101,7 @@ def _judge_code(piece: Piece, depth: int) -> Verdict:
             return unknown("DELIMITER is a mysql client command, not SQL")
         return unknown(f"{first} is not a statement the classifier knows; not read-only")
     verdict = handler(piece, first, depth)
+    verdict.add_reads(named_reads(piece))  # LASTVAL(other.s): a name is a read target
     if verdict.risk is not Risk.READ_ONLY and handler not in _JUDGE_THEIR_OWN_REACH:
         # Routines called by a qualified name, sequences advanced, server files: a write
         # reaches these too, and reads what its subqueries read (queries, DML and EXPLAIN
@@ -310,7 +318,12 @@ def _explain(piece: Piece, first: str, depth: int) -> Verdict:
         return unknown(f"{first} without anything to explain")
     token = tokens[index]
     if token.word == "FOR" and index + 1 < len(tokens) and tokens[index + 1].word == "CONNECTION":
-        return read("EXPLAIN", "EXPLAIN FOR CONNECTION shows another connection's plan")
+        # Another connection's plan and statement: what PROCESSLIST holds (the guard refuses).
+        verdict = read(
+            "EXPLAIN FOR CONNECTION", "EXPLAIN FOR CONNECTION shows another connection's plan"
+        )
+        verdict.add_reads([_PROCESSLIST])
+        return verdict
     if token.word in _EXPLAINABLE:
         kind = "EXPLAIN ANALYZE" if "ANALYZE" in seen else "EXPLAIN"
         verdict = read(kind, "EXPLAIN shows a plan without running the statement")
@@ -850,6 +863,40 @@ _TRANSACTION_VARIABLES = {
     "TX_ISOLATION": "SET tx_isolation changes how transactions see data",
 }
 _GLOBAL_SCOPES = frozenset({"GLOBAL", "PERSIST", "PERSIST_ONLY"})
+_SLOW_LOG = "changes what the slow query log records of the session's statements"
+# Session settings that change what is logged or replicated of the statements after them: a
+# change that hides itself from replicas, CDC or the server's logs. Refused (bot.guard),
+# and they reach the whole server (a stored program's SET of one is refused too).
+HIDING_VARIABLES: dict[str, str] = {
+    "SQL_LOG_BIN": "keeps the change out of the binary log: replicas, CDC and point-in-time "
+    "recovery never see it",
+    "SKIP_REPLICATION": "marks the change for replicas to skip",
+    "WSREP_ON": "keeps the change from the Galera cluster's other nodes",
+    "WSREP_OSU_METHOD": "can apply schema changes on this node only",
+    "GTID_SEQ_NO": "rewrites the change's GTID, so replicas may skip it as already applied",
+    "GTID_DOMAIN_ID": "moves the change to another replication domain",
+    "GTID_NEXT": "gives the change another transaction's GTID",
+    "SERVER_ID": "makes the change look like another server's, which that server's replicas skip",
+    "PSEUDO_THREAD_ID": "makes the binary log attribute the change to another connection",
+    "PSEUDO_SLAVE_MODE": "makes the session behave like a replica applying events",
+    "BINLOG_FORMAT": "changes how the change is written to the binary log (what CDC sees)",
+    "BINLOG_ROW_IMAGE": "changes which columns the binary log records of each row",
+    "BINLOG_ANNOTATE_ROW_EVENTS": "drops the statement's text from the binary log",
+    "BINLOG_DIRECT_NON_TRANSACTIONAL_UPDATES": "changes where non-transactional changes are "
+    "written in the binary log",
+    "SQL_LOG_OFF": "keeps the session's statements out of the general query log",
+    "SLOW_QUERY_LOG": _SLOW_LOG,
+    "LOG_SLOW_QUERY": _SLOW_LOG,
+    "LOG_SLOW_FILTER": _SLOW_LOG,
+    "LOG_SLOW_RATE_LIMIT": _SLOW_LOG,
+    "LOG_SLOW_VERBOSITY": _SLOW_LOG,
+    "LOG_SLOW_QUERY_TIME": _SLOW_LOG,
+    "LONG_QUERY_TIME": _SLOW_LOG,
+    "LOG_SLOW_MIN_EXAMINED_ROW_LIMIT": _SLOW_LOG,
+    "MIN_EXAMINED_ROW_LIMIT": _SLOW_LOG,
+    "LOG_QUERIES_NOT_USING_INDEXES": _SLOW_LOG,
+    "LOG_SLOW_ADMIN_STATEMENTS": _SLOW_LOG,
+}
 # Variables that change how the server reads the SQL text after them: quoting and escapes
 # (sql_mode: ANSI_QUOTES, NO_BACKSLASH_ESCAPES, ORACLE, …) and the bytes' character set.
 _READING_VARIABLES = frozenset(
@@ -904,6 +951,10 @@ def _judge_variables(tokens: list[Token], start: int, stop: int, verdict: Verdic
             verdict.at_least(Risk.TRANSACTION, why)
         if name in _READING_VARIABLES:
             verdict.changes_reading = True
+        hides = HIDING_VARIABLES.get(name)
+        if hides is not None:
+            verdict.add_reason(f"{name.lower()} {hides}")
+            verdict.add_targets([SERVER])
         if name in _GLOBAL_SCOPES or scope in _GLOBAL_SCOPES:
             verdict.add_reason("it changes a server-wide setting, for every connection")
             verdict.add_targets([SERVER])
@@ -986,6 +1037,24 @@ def switches_checks(sql: str) -> str | None:
         for _, name in _variable_names(tokens, 2, at if at > 0 else len(tokens)):
             if name in _CHECKING_VARIABLES:
                 return name
+    return None
+
+
+def hides_itself(sql: str) -> tuple[str, str] | None:
+    """For a SET (or SET STATEMENT … FOR) of a setting that changes what is logged or
+    replicated (HIDING_VARIABLES, however spelt: @@, session., backquotes), the setting's
+    name and what it does; else None."""
+    for piece in split(unwrap_executable_comments(sql)):
+        tokens = tokenize(piece)
+        if not tokens or tokens[0].word != "SET":
+            continue
+        stop = len(tokens)
+        if len(tokens) > 1 and tokens[1].word == "STATEMENT":
+            at = find_word(tokens, "FOR", 2)
+            stop = at if at > 0 else stop
+        for _, name in _variable_names(tokens, 1, stop):
+            if name in HIDING_VARIABLES:
+                return name.lower(), HIDING_VARIABLES[name]
     return None
 
 

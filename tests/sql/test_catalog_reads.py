@@ -99,8 +99,7 @@ CONFINED = [
             "SHOW PRIVILEGES",
             "SHOW GRANTS",
             "SHOW PROFILES",
-            "SHOW ALL SLAVES STATUS",
-            "SHOW REPLICA STATUS",
+            "SHOW REPLICA HOSTS",
             "SHOW BINARY LOGS",
             "SHOW PROCEDURE CODE p",
         )
@@ -131,6 +130,39 @@ REFUSED = [
     ("SHOW EXPLAIN FOR 12", "other connections", "another connection's plan"),
     ("SHOW EXPLAIN FORMAT=JSON FOR 12", "other connections", "in JSON"),
     ("SHOW ANALYZE FORMAT=JSON FOR 12", "other connections", "its running analysis"),
+    ("SHOW PROCESSLIST", "information_schema.PROCESSLIST", "other connections' statements"),
+    ("show /* c */ full processlist", "PROCESSLIST", "any case, a comment in between"),
+    ("SHOW SLAVE STATUS", "quotes a replicated statement", "the last error quotes a statement"),
+    ("SHOW SLAVE 'src' STATUS", "quotes a replicated statement", "a named source's"),
+    ("SHOW REPLICA STATUS", "quotes a replicated statement", "the newer spelling"),
+    ("SHOW ALL SLAVES STATUS", "quotes a replicated statement", "every source's"),
+    ("SHOW ALL REPLICAS STATUS", "quotes a replicated statement", "every source's, newer"),
+    ("EXPLAIN FOR CONNECTION 12", "another connection's plan", "another connection's plan"),
+    ("EXPLAIN FORMAT=JSON FOR CONNECTION 12", "another connection's plan", "in JSON"),
+    ("EXPLAIN FORMAT = 'tree' FOR CONNECTION 12", "another connection's plan", "quoted format"),
+    ("EXPLAIN EXTENDED FOR CONNECTION 12", "another connection's plan", "EXTENDED"),
+    ("EXPLAIN PARTITIONS FOR CONNECTION 12", "another connection's plan", "PARTITIONS"),
+    ("DESCRIBE FOR CONNECTION 12", "another connection's plan", "DESCRIBE's spelling"),
+    ("desc format=json for connection 12", "another connection's plan", "lower case DESC"),
+    ("EXPLAIN FOR /* x */ CONNECTION 12", "another connection's plan", "a comment inside"),
+    ("EXPLAIN /*! FOR CONNECTION 12 */", "another connection's plan", "executable comment"),
+    ("EXPLAIN FOR CONNECTION (12)", "another connection's plan", "the id in parentheses"),
+    (
+        "SELECT * FROM performance_schema.events_statements_history",
+        "performance_schema holds every session's threads and statements",
+        "statement history",
+    ),
+    (
+        "SELECT SQL_TEXT FROM PERFORMANCE_SCHEMA.events_statements_current",
+        "every session's",
+        "any case: the server's own schema",
+    ),
+    ("SELECT * FROM performance_schema.threads", "every session's", "threads' PROCESSLIST_INFO"),
+    ("TABLE sys.processlist", "sys holds every session's", "sys's view of them"),
+    ("SELECT * FROM sys.`x$session`", "sys holds", "sys's raw views"),
+    ("SELECT * FROM mysql.general_log", "mysql holds", "the general log's statements"),
+    ("SELECT * FROM mysql.slow_log", "mysql holds", "the slow log's statements"),
+    ("SHOW TABLES FROM performance_schema", "performance_schema holds", "the schema's tables"),
     ("SHOW OPEN TABLES WHERE 1 IN (1)", "FROM the database's schema", "IN in the WHERE, no FROM"),
     (
         "SHOW OPEN TABLES LIKE 'from'",
@@ -205,7 +237,17 @@ def test_privileges_are_shown_for_the_own_account_only(view):
     assert ONE_AT in text, "a name holding '@' could read as another account: none is shown"
 
 
-def test_connections_are_shown_for_the_own_account_only():
+def test_connections_are_shown_for_the_reading_connection_only():
     text = runs("SELECT * FROM information_schema.PROCESSLIST")
     assert isinstance(text, str) and "BINARY DB IN (X'73686f70')" in text
-    assert ONE_AT in text and "BINARY USER = BINARY SUBSTRING_INDEX(CURRENT_USER(), '@', 1)" in text
+    # Every thread runs on the bot's account: the account is no boundary, the connection is.
+    assert "ID = CONNECTION_ID()" in text
+    assert "SUBSTRING_INDEX(CURRENT_USER()" not in text
+
+
+@pytest.mark.parametrize("schemas", [("shop", "performance_schema"), ("shop", "sys", "mysql")])
+def test_the_servers_own_schemas_stay_closed_whatever_the_schemas_read(schemas):
+    for sql in ("SELECT * FROM performance_schema.threads", "SELECT * FROM mysql.user"):
+        (statement,) = classify(sql).statements
+        refused = confine(statement, schemas, folds=False)
+        assert isinstance(refused, Unconfined) and "no one may read" in refused.reason, sql
