@@ -24,6 +24,8 @@ from tests.mcp.support import (
 )
 from tests.slack.conftest import (
     APPROVER,
+    BYSTANDER,
+    GROUP,
     GROUP_MEMBER,
     PRODUCTION,
     SCHEMA,
@@ -270,3 +272,41 @@ async def test_an_approved_change_that_would_touch_more_rows_than_shown_is_rolle
         bot.shop_url, [f"SELECT COUNT(*) FROM {SCHEMA}.orders WHERE status = 'pending'"]
     )
     assert rows[0][0] == 3
+
+
+async def test_two_required_approvers_neither_the_requester(
+    slack: FakeSlack, model: FakeModelServer, shop_url: str, tmp_path: Path
+) -> None:
+    harness = SlackHarness(slack, model, shop_url, tmp_path / "state")
+    approvals = {"approvers": [APPROVER, GROUP, BYSTANDER], "environments": {"staging": 2}}
+    configured = with_mcp(harness.settings, ALICE)
+    harness.settings = configured.model_validate(
+        {**configured.model_dump(), "approvals": approvals}
+    )
+    bot = await harness.start()
+    try:
+        async with http_session(mcp_url(bot)) as session:
+            proposed = json_of(
+                await session.call_tool("execute_query", {"database": STAGING, "sql": UPDATE})
+            )
+            assert proposed["required_approvals"] == 2
+            card = copy.deepcopy(cards_in_channel(bot)[0])
+            for user in (ALICE, OTHER_APPROVER, OTHER_APPROVER):  # herself; one person twice
+                await bot.click("approve_once", card, user=user)
+                await bot.settled()
+            counted = json_of(
+                await session.call_tool("get_proposal", {"proposal_id": proposed["proposal_id"]})
+            )
+            assert counted["status"] == "pending"
+            assert counted["approvals"] == [OTHER_APPROVER]
+            assert await status_of_order(bot, 12) == "pending"
+            await bot.click("approve_once", card, user=BYSTANDER)
+            await bot.settled()
+            done = json_of(
+                await session.call_tool("get_proposal", {"proposal_id": proposed["proposal_id"]})
+            )
+        assert done["status"] == "executed"
+        assert sorted(done["approvals"]) == sorted([OTHER_APPROVER, BYSTANDER])
+        assert await status_of_order(bot, 12) == "cancelled"
+    finally:
+        await harness.stop()
