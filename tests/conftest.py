@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import shutil
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 
 from bot.config import ConnectionTarget, Settings
 from bot.state import State, open_state
+from tests.private_redis import PrivateRedis
 from tests.redis_keys import forget_keys
 from tests.schemas import PREFIX, RUN_SUFFIX
 
@@ -141,3 +143,14 @@ async def redis_prefix(request: pytest.FixtureRequest) -> AsyncIterator[str]:
     yield prefix
     if _redis_reachable:
         await forget_keys(REDIS_URL, prefix)
+
+
+@pytest.fixture
+async def private_redis(tmp_path: Path) -> AsyncIterator[PrivateRedis]:
+    """A redis-server of the test's own, which it may stop and start (tests/private_redis.py)."""
+    if shutil.which("redis-server") is None:
+        unavailable("redis-server is not installed (restart tests start one of their own)")
+    server = PrivateRedis(tmp_path / "redis")
+    await server.start()
+    yield server
+    await server.stop()

@@ -8,12 +8,16 @@ action time, user, action) and does nothing the second time.
 
 from __future__ import annotations
 
+import functools
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.slack import strings
 from bot.slack.delivery import SLACK_ERRORS
 from bot.slack.sessions import Thread
+from bot.state import StateError
 
 if TYPE_CHECKING:
     from bot.slack.services import Services
@@ -115,3 +119,23 @@ async def tell_clicker(services: Services, click: Click, text: str) -> None:
         )
     except SLACK_ERRORS as exc:
         log.warning("ephemeral message to %s failed: %s", click.user, exc)
+
+
+ClickHandler = Callable[["Services", Click], Awaitable[None]]
+
+
+def refused_when_the_store_fails(handler: ClickHandler) -> ClickHandler:
+    """A click met with the state store out of reach is refused with a note in its thread.
+
+    Never left to Bolt: an error raised right after the acknowledgement can reach Bolt
+    before it sent that acknowledgement, and Slack then gets 404 and the clicker nothing."""
+
+    @functools.wraps(handler)
+    async def handled(services: Services, click: Click) -> None:
+        try:
+            await handler(services, click)
+        except StateError as exc:
+            log.error("%s by %s refused: %s", click.action_id, click.user, exc)
+            await tell_clicker(services, click, strings.CLICK_STORE_DOWN.format(error=exc))
+
+    return handled

@@ -1,8 +1,8 @@
 """Serving: Socket Mode when SLACK_APP_TOKEN is set, else HTTP on PORT at /slack/events.
 
 HTTP requests must carry a valid Slack signature (v0, at most five minutes old): anything
-else gets 401 and does nothing. GET /health answers 200 while the process serves, and
-lists the channels Slack says the bot cannot reach.
+else gets 401 and does nothing. GET /health answers 200 while the state store can be used
+(bot/health.py), and lists the channels Slack says the bot cannot reach.
 
 SIGTERM (or SIGINT) stops taking events, lets running turns finish for up to
 `[slack] shutdown_grace_s`, then exits; a second signal exits at once.
@@ -25,6 +25,7 @@ from slack_sdk.signature import SignatureVerifier
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.config import ConfigError, Settings
+from bot.health import health_report
 from bot.mcp.http import MCP_PATH, add_mcp_routes
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
@@ -82,12 +83,8 @@ def build_web_app(app: AsyncApp) -> web.Application:
 
     async def health(request: web.Request) -> web.StreamResponse:
         unreachable = getattr(services_of_app(app).client, "unreachable", {})
-        slack = {"unreachable_channels": unreachable}
-        if not state.healthy:  # it cannot write: events would be dropped
-            return web.json_response(
-                {"ok": False, "state": state.last_error, "slack": slack}, status=503
-            )
-        return web.json_response({"ok": True, "slack": slack})
+        status, body = await health_report(state, unreachable)
+        return web.json_response(body, status=status)
 
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
     web_app.router.add_post(EVENTS_PATH, events)

@@ -44,6 +44,7 @@ class Services:
     deciding_cards: OpenMessages[PendingApproval]  # clicked; the decision still runs
     queues: SessionQueues = field(default_factory=SessionQueues)
     status_grace_s: float = STATUS_GRACE_S
+    store_wait_s: float = 600.0  # a message waits this long for an unreachable state store
     capabilities: Capabilities = field(default_factory=Capabilities)
     turns: RunningTurns = field(default_factory=RunningTurns)
     workspace: dict[str, str] = field(default_factory=dict)  # what auth.test said, cached

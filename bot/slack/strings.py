@@ -34,6 +34,16 @@ HELP = (
     "_which tables hold orders on shop-staging?_"
 )
 QUEUED = "Queued: I'll get to this when I'm done with the request before it."
+WAITING_FOR_STORE = (
+    "My state store cannot be used now ({error}). I'll answer this as soon as it can."
+)
+STORE_GAVE_UP = (
+    "I could not take this message: my state store could not be used for {minutes} "
+    "minutes ({error}). Please ask again."
+)
+CLICK_STORE_DOWN = (
+    "I could not take this click: {error}. Nothing was done; please click again in a moment."
+)
 TOO_LONG = (
     "That message is too long for me ({length:,} characters; the limit is {limit:,}). "
     "Please shorten it and ask again."

@@ -181,7 +181,7 @@ class RedisAuditTable(AuditTable):
 
     async def since(self, since: float | None) -> list[Record]:
         start = "-" if since is None else str(max(0, int(since * 1000) - _CLOCK_SKEW_MS))
-        rows = await self._db.run(lambda c: c.xrange(self._key, min=start))
+        rows = await self._db.run(lambda c: c.xrange(self._key, min=start), retry=True)
         entries = []
         for stream_id, fields in rows or []:
             if fields is None:  # a deleted entry: redis-py's types allow one

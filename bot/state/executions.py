@@ -267,7 +267,7 @@ class RedisExecutionTable(ExecutionTable):
         await self._db.run(write)
 
     async def get(self, execution_id: str) -> Record | None:
-        text = await self._db.run(lambda c: c.get(self._key(execution_id)))
+        text = await self._db.run(lambda c: c.get(self._key(execution_id)), retry=True)
         return None if text is None else decode(text, f"executions/{execution_id}")
 
     async def change(self, execution_id: str, change: Callable[[Record], Record | None]) -> bool:
@@ -290,7 +290,7 @@ class RedisExecutionTable(ExecutionTable):
         )
 
     async def open(self) -> list[Record]:
-        ids = texts(await self._db.run(lambda c: c.zrange(self._open, 0, -1)))
+        ids = texts(await self._db.run(lambda c: c.zrange(self._open, 0, -1), retry=True))
         records = [await self.get(execution_id) for execution_id in ids]
         return [record for record in records if record is not None]
 

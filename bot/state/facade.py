@@ -21,6 +21,7 @@ from bot.state.grants import Grants, RedisGrantTable, SqliteGrantTable
 from bot.state.leases import LocalLeases, RedisLeases, SessionLeases
 from bot.state.pending import PendingApprovals
 from bot.state.posted import PostedMessages, RedisPostedTable, SqlitePostedTable
+from bot.state.probe import StoreProbe, directory_problem
 from bot.state.proposals import Proposals
 from bot.state.questions import Questions
 from bot.state.records import RedisRecordTable, SqliteRecordTable
@@ -55,7 +56,9 @@ class State:
     backend: SqliteDb | RedisDb
     lifetimes: Lifetimes
     clock: Clock = time.time
+    directory: Path | None = None  # the state directory: the audit journal (and SQLite)
     _pruning: asyncio.Task[None] | None = field(default=None, repr=False)
+    _probe: StoreProbe | None = field(default=None, repr=False)
 
     @property
     def shared(self) -> bool:
@@ -70,6 +73,19 @@ class State:
     @property
     def last_error(self) -> str | None:
         return self.backend.last_error
+
+    async def problem(self) -> str | None:
+        """Why the store cannot be used now, or None; the store is asked (at most once a
+        second), not the last operation's result reported (see probe.py)."""
+        if self._probe is None:
+            self._probe = StoreProbe(self._ask)
+        return await self._probe.problem()
+
+    async def _ask(self) -> str | None:
+        problem = await self.backend.probe()
+        if problem is None and self.directory is not None:
+            problem = await directory_problem(self.directory)
+        return problem
 
     def pruner(self) -> Pruner:
         return Pruner(self, self.lifetimes, self.clock)
@@ -127,6 +143,7 @@ def _sqlite_state(
         backend=db,
         lifetimes=kept,
         clock=clock,
+        directory=directory,
     )
 
 
@@ -153,4 +170,5 @@ def _redis_state(
         backend=db,
         lifetimes=kept,
         clock=clock,
+        directory=directory,
     )

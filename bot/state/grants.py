@@ -283,7 +283,7 @@ class RedisGrantTable(GrantTable):
         await self._db.run(lambda c: c.srem(self._held, grant_id))
 
     async def drop_held(self) -> int:
-        held = texts(await self._db.run(lambda c: c.smembers(self._held)))
+        held = texts(await self._db.run(lambda c: c.smembers(self._held), retry=True))
         for grant_id in held:
             await self._drop(grant_id)
         return len(held)
@@ -297,14 +297,17 @@ class RedisGrantTable(GrantTable):
 
     async def live(self, binding: str, now: float) -> bool:
         index, now_ms = self._index(binding), int(now * 1000)
-        ids = texts(await self._db.run(lambda c: c.zrangebyscore(index, f"({now_ms}", "+inf")))
+        latest = f"({now_ms}"
+        ids = texts(
+            await self._db.run(lambda c: c.zrangebyscore(index, latest, "+inf"), retry=True)
+        )
         for grant_id in ids:
             if not await self._is_held(grant_id):
                 return True
         return False
 
     async def _is_held(self, grant_id: str) -> bool:
-        return bool(await self._db.run(lambda c: c.sismember(self._held, grant_id)))
+        return bool(await self._db.run(lambda c: c.sismember(self._held, grant_id), retry=True))
 
     async def prune(self, now: float, limit: int) -> int:
         return 0  # grant keys and their sets expire with the last grant

@@ -125,11 +125,11 @@ class RedisLeases(SessionLeases):
 
     async def held(self, session_id: str) -> bool:
         queue = self._db.key("lease", session_id)
-        head = await self._db.run(lambda c: c.lindex(queue, 0))
+        head = await self._db.run(lambda c: c.lindex(queue, 0), retry=True)
         if head is None:
             return False
         alive = self._db.key("lease-alive", text(head))
-        return bool(await self._db.run(lambda c: c.exists(alive)))
+        return bool(await self._db.run(lambda c: c.exists(alive), retry=True))
 
     @contextlib.asynccontextmanager
     async def hold(self, session_id: str) -> AsyncIterator[None]:

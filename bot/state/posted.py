@@ -176,15 +176,15 @@ class RedisPostedTable(PostedTable):
         await self._db.run(write)
 
     async def get(self, kind: Kind, item_id: str) -> Record | None:
-        text = await self._db.run(lambda c: c.get(self._key(kind, item_id)))
+        text = await self._db.run(lambda c: c.get(self._key(kind, item_id)), retry=True)
         return None if text is None else decode(text, f"posted/{kind}/{item_id}")
 
     async def of_session(self, kind: Kind, session_id: str) -> list[Record]:
         index = self._index(kind, session_id)
-        ids = texts(await self._db.run(lambda c: c.zrange(index, 0, -1)))
+        ids = texts(await self._db.run(lambda c: c.zrange(index, 0, -1), retry=True))
         if not ids:
             return []
-        stored = await self._db.run(lambda c: c.mget([self._key(kind, i) for i in ids]))
+        stored = await self._db.run(lambda c: c.mget([self._key(kind, i) for i in ids]), retry=True)
         gone = [i for i, text in zip(ids, stored, strict=True) if text is None]
         if gone:  # taken, or expired with their key
             await self._db.run(lambda c: c.zrem(index, *gone))

@@ -151,7 +151,7 @@ class RedisRecordTable(RecordTable):
         await self._db.run(write)
 
     async def get(self, record_id: str) -> Record | None:
-        text = await self._db.run(lambda c: c.get(self._key(record_id)))
+        text = await self._db.run(lambda c: c.get(self._key(record_id)), retry=True)
         return None if text is None else decode(text, f"{self.kind}/{record_id}")
 
     async def pop(self, record_id: str) -> Record | None:
@@ -188,10 +188,10 @@ class RedisRecordTable(RecordTable):
         if self._index is None:
             raise TypeError(f"{self.kind} is not indexed by age")
         index = self._index
-        ids = texts(await self._db.run(lambda c: c.zrange(index, 0, limit - 1)))
+        ids = texts(await self._db.run(lambda c: c.zrange(index, 0, limit - 1), retry=True))
         if not ids:
             return []
-        stored = await self._db.run(lambda c: c.mget([self._key(i) for i in ids]))
+        stored = await self._db.run(lambda c: c.mget([self._key(i) for i in ids]), retry=True)
         gone = [i for i, text in zip(ids, stored, strict=True) if text is None]
         if gone:  # expired with their key: drop them from the index too
             await self._db.run(lambda c: c.zrem(index, *gone))

@@ -151,15 +151,17 @@ class RedisSessions(Sessions):
             pipe.srem(self._running, head.id)
 
     async def exists(self, session_id: str) -> bool:
-        return bool(await self._db.run(lambda c: c.exists(self._key(session_id))))
+        return bool(await self._db.run(lambda c: c.exists(self._key(session_id)), retry=True))
 
     async def running(self) -> list[str]:
-        members = await self._db.run(lambda c: c.smembers(self._running))
+        members = await self._db.run(lambda c: c.smembers(self._running), retry=True)
         return sorted(texts(members))
 
     async def prune(self, idle_since: float, limit: int) -> int:
         # Sessions expire by themselves; only drop running marks whose session is gone.
-        members = sorted(texts(await self._db.run(lambda c: c.smembers(self._running))))[:limit]
+        members = sorted(
+            texts(await self._db.run(lambda c: c.smembers(self._running), retry=True))
+        )[:limit]
         gone = [m for m in members if not await self.exists(m)]
         if gone:
             await self._db.run(lambda c: c.srem(self._running, *gone))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 
@@ -56,10 +57,13 @@ class SqliteSeenEvents(SeenEvents):
         )
 
 
-# All of KEYS are set (with the expiry in ARGV[1], ms; 0: none) only when none exists.
+# All of KEYS are set to this claim's token (ARGV[2]), with the expiry in ARGV[1] (ms; 0:
+# none), only when none holds another token. Claiming again with the same token answers 1
+# again, so a claim whose reply was lost can be sent twice: it is idempotent by design.
 _CLAIM = """
 for _, key in ipairs(KEYS) do
-  if redis.call('EXISTS', key) == 1 then return 0 end
+  local held = redis.call('GET', key)
+  if held and held ~= ARGV[2] then return 0 end
 end
 for _, key in ipairs(KEYS) do
   if tonumber(ARGV[1]) > 0 then
@@ -83,14 +87,11 @@ class RedisSeenEvents(SeenEvents):
 
     async def claim(self, *names: str) -> bool:
         keys = [self._db.key("seen", name) for name in names]
-        if len(keys) == 1:  # the common case needs no script
-            return bool(
-                await self._db.run(
-                    lambda c: c.set(keys[0], self._clock(), nx=True, px=self._lifetime_ms or None)
-                )
-            )
-        args = [self._lifetime_ms, self._clock()]
-        return bool(await self._db.run(lambda c: self._claim(keys=keys, args=args, client=c)))
+        args: list[int | str] = [self._lifetime_ms, f"{self._clock()} {uuid.uuid4().hex}"]
+        claimed = await self._db.run(  # the token (ARGV[2]) makes a second try harmless
+            lambda c: self._claim(keys=keys, args=args, client=c), retry=True
+        )
+        return bool(claimed)
 
     async def prune(self, seen_before: float, limit: int) -> int:
         return 0  # keys expire by themselves

@@ -335,6 +335,25 @@ class SqliteDb:
         self.last_error_at = time.time()
         return StateError(message)
 
+    async def probe(self) -> str | None:
+        """None when the store takes a write now, else why not. The write changes nothing
+        (a probe row in and out again); it proves a store marked unhealthy well again."""
+        if self.read_only:
+            return None
+
+        def in_and_out(connection: sqlite3.Connection) -> None:
+            probe = ("health-probe", 0.0)
+            connection.execute(
+                "INSERT OR REPLACE INTO seen_events (key, seen_at) VALUES (?, ?)", probe
+            )
+            connection.execute("DELETE FROM seen_events WHERE key = ?", probe[:1])
+
+        try:
+            await self.write(in_and_out)
+        except StateError as exc:
+            return str(exc)
+        return None
+
     async def close(self) -> None:
         def close_sync() -> None:
             if self._connection is not None:

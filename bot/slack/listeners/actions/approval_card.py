@@ -31,7 +31,7 @@ from bot.slack.approvers import MembershipUnknown
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
 from bot.slack.blocks.working import stopped_card
-from bot.slack.clicks import Click, tell_clicker
+from bot.slack.clicks import Click, refused_when_the_store_fails, tell_clicker
 from bot.slack.live import LiveProgress
 from bot.slack.open_messages import OpenMessage
 from bot.slack.outcome import Delivered, answer_in_thread
@@ -67,6 +67,7 @@ async def handle_card_decision(
     await handle_click(services_of(context), click)
 
 
+@refused_when_the_store_fails
 async def handle_click(services: Services, click: Click) -> None:
     """Check who clicked, then queue the decision behind the thread's current run."""
     try:

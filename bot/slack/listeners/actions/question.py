@@ -22,7 +22,7 @@ from bot.agent.outcomes import AlreadyDecided, NotYourQuestion, Outcome, Questio
 from bot.slack import delivery
 from bot.slack.blocks import question as question_blocks
 from bot.slack.blocks.common import person
-from bot.slack.clicks import Click, first_time, tell_clicker
+from bot.slack.clicks import Click, first_time, refused_when_the_store_fails, tell_clicker
 from bot.slack.outcome import answer_in_thread
 from bot.slack.services import Services, services_of
 from bot.slack.sessions import Thread
@@ -57,6 +57,7 @@ async def handle_answer_question(
     await handle_click(services_of(context), click)
 
 
+@refused_when_the_store_fails
 async def handle_click(services: Services, click: Click) -> None:
     """Check the click at once (so a wrong person hears back quickly), then queue the
     answer behind the thread's current work."""

@@ -24,7 +24,7 @@ from bot.agent.outcomes import Answer, AwaitingApproval, Failed, Outcome, Stoppe
 from bot.slack import cards, delivery
 from bot.slack.blocks import sql_actions as run_blocks
 from bot.slack.blocks.working import stopped_message
-from bot.slack.clicks import Click, first_time, tell_clicker
+from bot.slack.clicks import Click, first_time, refused_when_the_store_fails, tell_clicker
 from bot.slack.outcome import UNEXPECTED, Delivered, answer_in_thread
 from bot.slack.proposals import Proposal
 from bot.slack.services import Services, services_of
@@ -112,6 +112,7 @@ async def _proposal_for(services: Services, click: Click) -> Proposal | None:
     return proposal
 
 
+@refused_when_the_store_fails
 async def handle_run_click(services: Services, click: Click) -> None:
     if not await first_time(services, click):
         return
@@ -125,6 +126,7 @@ async def handle_run_click(services: Services, click: Click) -> None:
     submit(services, RunRequest(proposal.thread, click.user, database, proposal.sql, edited=False))
 
 
+@refused_when_the_store_fails
 async def handle_database_choice(services: Services, click: Click) -> None:
     """A pick in an answer's database menu: remembered with the proposal, so a Run finds
     it even when the click's payload carries no menu state."""
@@ -136,6 +138,7 @@ async def handle_database_choice(services: Services, click: Click) -> None:
     await services.proposals.choose(block_id.removeprefix(run_blocks.ACTIONS_PREFIX), click.value)
 
 
+@refused_when_the_store_fails
 async def handle_edit_click(services: Services, click: Click) -> None:
     if not await first_time(services, click):
         return

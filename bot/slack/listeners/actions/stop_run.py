@@ -20,7 +20,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from bot.slack import strings
 from bot.slack.blocks.common import person
 from bot.slack.blocks.working import STOP_RUN
-from bot.slack.clicks import Click, first_time, tell_clicker
+from bot.slack.clicks import Click, first_time, refused_when_the_store_fails, tell_clicker
 from bot.slack.services import Services, services_of
 from bot.state import StateError
 
@@ -40,6 +40,7 @@ async def handle_stop_run(ack: AsyncAck, body: dict[str, Any], context: AsyncBol
     await stop(services_of(context), click)
 
 
+@refused_when_the_store_fails
 async def stop(services: Services, click: Click) -> None:
     if not await first_time(services, click):
         return

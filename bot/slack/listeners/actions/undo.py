@@ -14,7 +14,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from bot.agent.outcomes import AwaitingApproval, Failed, Outcome
 from bot.slack import cards, delivery, strings
 from bot.slack.blocks.approval_card import UNDO
-from bot.slack.clicks import Click, first_time, tell_clicker
+from bot.slack.clicks import Click, first_time, refused_when_the_store_fails, tell_clicker
 from bot.slack.outcome import Delivered, answer_in_thread
 from bot.slack.services import Services, services_of
 from bot.slack.status_line import StatusLine
@@ -37,6 +37,7 @@ async def handle_undo(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltCon
     await handle_click(services_of(context), click)
 
 
+@refused_when_the_store_fails
 async def handle_click(services: Services, click: Click) -> None:
     if not await first_time(services, click):
         return

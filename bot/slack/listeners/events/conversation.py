@@ -3,6 +3,7 @@ agent run in its thread, one run at a time per thread."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ log = logging.getLogger(__name__)
 HELP = strings.HELP
 QUEUED = strings.QUEUED
 WORKING = strings.WORKING
+
+# A message that arrives while the state store is out of reach is kept (in this process)
+# and answered once the store is back: its delivery was acknowledged, so Slack will not
+# send it again. After `Services.store_wait_s` the person is told to ask again instead.
+STORE_RETRY_S = (0.25, 5.0)  # first and longest pause between tries
 
 _LINK = re.compile(r"<((?:https?://|mailto:)[^|>]+)(?:\|[^>]*)?>")
 
@@ -110,7 +116,7 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
     async def job() -> None:
         # Held until the run ends, so a repeat that arrives meanwhile is dropped here.
         try:
-            if await _claim(services, incoming):
+            if await _claim(services, incoming, status):
                 await run_turn(services, incoming, question, status)
             else:
                 await status.clear()
@@ -125,14 +131,41 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
         await status.show(QUEUED, at_once=True)
 
 
-async def _claim(services: Services, incoming: Incoming) -> bool:
-    """Mark the delivery seen; False when it was (answered, or being answered, before)."""
+async def _claim(
+    services: Services, incoming: Incoming, status: LiveProgress | None = None
+) -> bool:
+    """Mark the delivery seen; False when it was (answered, or being answered, before).
+
+    While the store is out of reach the claim is tried again (the person sees that the
+    bot waits for it) for up to `store_wait_s`; then the person is told to ask again. The
+    claim is idempotent, so a try whose reply was lost does not count against us."""
     thread = incoming.thread
-    try:
-        first = await services.dedupe.first_delivery(incoming.event_id, thread.channel, incoming.ts)
-    except StateError as exc:  # not even the delivery can be recorded: say why
-        await delivery.post_error(services.client, thread, f"I cannot take messages now: {exc}")
-        return False
+    loop = asyncio.get_running_loop()
+    give_up_at, pause = loop.time() + services.store_wait_s, STORE_RETRY_S[0]
+    waiting = False
+    while True:
+        try:
+            first = await services.dedupe.first_delivery(
+                incoming.event_id, thread.channel, incoming.ts
+            )
+            break
+        except StateError as exc:
+            if loop.time() >= give_up_at:
+                minutes = max(1, round(services.store_wait_s / 60))
+                told = strings.STORE_GAVE_UP.format(minutes=minutes, error=exc)
+                if status is not None:
+                    await status.clear()
+                await delivery.post_error(services.client, thread, told)
+                return False
+            if not waiting:
+                log.warning("message %s waits for the state store: %s", incoming.ts, exc)
+                waiting = True
+                if status is not None:
+                    await status.show(strings.WAITING_FOR_STORE.format(error=exc), at_once=True)
+            await asyncio.sleep(min(pause, max(0.0, give_up_at - loop.time())))
+            pause = min(pause * 2, STORE_RETRY_S[1])
+    if waiting:
+        log.info("message %s taken now that the state store is back", incoming.ts)
     if not first:
         log.info("delivery of %s in %s was answered before", incoming.ts, thread.channel)
     return first
