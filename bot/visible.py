@@ -7,11 +7,29 @@ or an ANSI escape overwrites a terminal line (``UPDATE t SET a = 1 WHERE id = 7\
 turns each such character into a ``<U+XXXX>`` marker, so the text shown is the text that
 runs, character for character.
 
-Marked: Unicode categories Cc (controls: ESC, CR, NUL, DEL, C1), Cf (format: soft hyphen,
-zero-width space/joiners, bidi marks and embeddings, BOM, tags), Zl and Zp (line and
-paragraph separators), lone surrogates (Cs, which a terminal cannot print), and every
-bidi control whatever its category. Left alone: newline and tab, which lay text out without
-hiding any of it.
+Marked by what a character does on screen, not only by its category:
+
+- always: Unicode categories Cc (controls: ESC, CR, NUL, DEL, C1), Cf (format: soft hyphen,
+  zero-width space/joiners, bidi marks and embeddings, BOM, tags), Zl and Zp (line and
+  paragraph separators), lone surrogates (Cs, which a terminal cannot print), every bidi
+  control whatever its category; every default-ignorable code point (Unicode's
+  Default_Ignorable_Code_Point: the Hangul fillers U+115F, U+1160, U+3164, U+FFA0, Khmer's
+  inherent vowels U+17B4/U+17B5, the combining grapheme joiner U+034F, the Mongolian
+  selectors, the reserved U+2065 and U+FFF0–U+FFF8 — a font draws nothing for them, and
+  MariaDB takes several inside an unquoted name, so ``orders<U+3164>`` reads as
+  ``orders``); characters that draw a blank or a stand-in (Braille blank U+2800, Khitan
+  filler U+16FE4, null notehead U+1D159, U+FFFC, U+FFFD); and marks that draw over their
+  neighbours (the overlay class, such as U+0338 and U+20E5, which turn ``=`` into ``≠``; the
+  lines U+0332/U+0333 that join characters; every enclosing mark);
+- a combining mark standing after a space, a quote, a line's start or another marked
+  character: it renders on the blank (or on nothing), so a name or literal looks as if it
+  ended before it;
+- a variation selector (U+FE00–U+FE0F, U+E0100–U+E01EF) except after a symbol or a
+  CJK ideograph, the characters it selects a glyph for (``❤️`` stays as it is): after
+  anything else it draws nothing.
+
+Left alone: newline and tab, which lay text out without hiding any of it, and the ordinary
+combining marks of every script (``é`` as e + U+0301, Devanagari vowel signs).
 """
 
 from __future__ import annotations
@@ -29,32 +47,87 @@ _BIDI_CONTROLS = frozenset(
 )
 
 
-# Where Cc, Cf, Zl and Zp characters are assigned: the first two planes and the tags
-# (plane 14). Scanning only these keeps the import fast.
+def _span(first: int, last: int) -> frozenset[str]:
+    return frozenset(map(chr, range(first, last + 1)))
+
+
+_VARIATION_SELECTORS = _span(0xFE00, 0xFE0F) | _span(0xE0100, 0xE01EF)
+# Unicode 15's Default_Ignorable_Code_Point, less the variation selectors (their own rule).
+_DEFAULT_IGNORABLE = (
+    frozenset("\u00ad\u034f\u061c\u3164\ufeff\uffa0")
+    | _span(0x115F, 0x1160)
+    | _span(0x17B4, 0x17B5)
+    | _span(0x180B, 0x180F)
+    | _span(0x200B, 0x200F)
+    | _span(0x202A, 0x202E)
+    | _span(0x2060, 0x206F)
+    | _span(0xFFF0, 0xFFF8)
+    | _span(0x1BCA0, 0x1BCA3)
+    | _span(0x1D173, 0x1D17A)
+    | (_span(0xE0000, 0xE0FFF) - _VARIATION_SELECTORS)
+)
+# Characters that draw a blank, nothing, or a stand-in for something else.
+_BLANK_GLYPHS = frozenset("\u2800\U00016fe4\U0001d159\ufffc\ufffd")
+# Marks that draw across their neighbours (besides the overlay class and enclosing marks).
+_JOINING_LINES = frozenset("\u0332\u0333")
+
+# Where marked characters are assigned: the first two planes and the tags and variation
+# selectors (plane 14). Scanning only these keeps the import fast.
 _PLANES = (range(0x20000), range(0xE0000, 0xE1000))
 
 
-def _marked_characters() -> str:
-    found = [
-        char
-        for plane in _PLANES
-        for char in map(chr, plane)
-        if (unicodedata.category(char) in _MARKED_CATEGORIES or char in _BIDI_CONTROLS)
-        and char not in _KEPT
-    ]
-    return "".join(found)
+def _always_marked(char: str, category: str) -> bool:
+    if char in _KEPT:
+        return False
+    return (
+        category in _MARKED_CATEGORIES
+        or char in _BIDI_CONTROLS
+        or char in _DEFAULT_IGNORABLE
+        or char in _BLANK_GLYPHS
+        or char in _JOINING_LINES
+        or category == "Me"
+        or (category == "Mn" and unicodedata.combining(char) == 1)
+    )
 
 
-# One character class built once at import (about 400 code points, mostly ranges), so a
-# long text is scanned in C: linear in its length.
-_MARKED = re.compile("[" + re.escape(_marked_characters()) + "]")
+def _classes() -> tuple[str, str]:
+    """(the characters always marked, the combining marks marked where they stand alone)."""
+    always: list[str] = []
+    marks: list[str] = []
+    for plane in _PLANES:
+        for char in map(chr, plane):
+            category = unicodedata.category(char)
+            if _always_marked(char, category):
+                always.append(char)
+            elif category == "Mn" and char not in _VARIATION_SELECTORS:
+                marks.append(char)
+    return "".join(always), "".join(marks)
+
+
+_ALWAYS, _MARKS = _classes()
+_SELECTORS = "".join(sorted(_VARIATION_SELECTORS))
+# What a variation selector may follow: a symbol (emoji) or a CJK ideograph.
+_SELECTABLE = (
+    "\u00a9\u00ae\u203c\u2049\u2122-\u2bff\u3000-\u9fff\uf900-\ufaff"
+    "\U0001f000-\U0001faff\U00020000-\U0003134f"
+)
+# After these a combining mark has nothing visible to sit on.
+_BARE = r"\s'\"`" + re.escape(_ALWAYS)
+
+# One expression built once at import (character classes of ranges), so a long text is
+# scanned in C: linear in its length.
+_MARKED = re.compile(
+    f"[{re.escape(_ALWAYS)}]"
+    f"|(?:^|(?<=[{_BARE}]))[{re.escape(_MARKS)}{re.escape(_SELECTORS)}]+"
+    f"|(?<![{_SELECTABLE}])[{re.escape(_SELECTORS)}]"
+)
 
 
 def visible(text: str) -> str:
-    """``text`` with every control, format, line/paragraph separator and bidi character
-    (newline and tab aside) shown as ``<U+XXXX>``."""
+    """``text`` with every character that renders blank, hides, overlays or reorders what a
+    reader sees (newline and tab aside) shown as ``<U+XXXX>``."""
     return _MARKED.sub(_marker, text)
 
 
 def _marker(match: re.Match[str]) -> str:
-    return f"<U+{ord(match.group()):04X}>"
+    return "".join(f"<U+{ord(char):04X}>" for char in match.group())
