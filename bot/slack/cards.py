@@ -11,7 +11,7 @@ import logging
 from typing import TYPE_CHECKING
 
 from bot.agent.outcomes import PendingApproval
-from bot.slack import delivery, strings
+from bot.slack import delivery, privacy, strings
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import CardContext
 from bot.slack.sessions import Thread
@@ -65,7 +65,7 @@ async def update_card(services: Services, channel: str, ts: str, pending: Pendin
     return await delivery.update(services.client, channel, ts, card_message(services, pending))
 
 
-async def _permalink(services: Services, channel: str, ts: str) -> str | None:
+async def permalink(services: Services, channel: str, ts: str) -> str | None:
     try:
         response = await services.client.chat_getPermalink(channel=channel, message_ts=ts)
     except delivery.SLACK_ERRORS as exc:
@@ -81,12 +81,15 @@ async def _announce(
     settings = services.settings.approvals
     if not (settings.audit_channel or settings.dm):
         return
-    link = await _permalink(services, thread.channel, card_ts)
+    link = await permalink(services, thread.channel, card_ts)
     client = services.client
     if settings.audit_channel:
         try:
             await client.chat_postMessage(
-                channel=settings.audit_channel, text=approval_card.posted_line(pending, link)
+                channel=settings.audit_channel,
+                text=approval_card.posted_line(
+                    pending, link, public=await privacy.is_public(services, thread.channel)
+                ),
             )
         except delivery.SLACK_ERRORS as exc:
             log.error("audit line for card %s not posted: %s", pending.id, exc)

@@ -170,8 +170,11 @@ HOME_READ_ONLY = "read-only for dbagent"
 HOME_NO_DATABASES = "No databases are configured yet: add them to dbagent.toml."
 HOME_WAITING = "Waiting for your approval"
 HOME_NOTHING_WAITING = "Nothing is waiting for your approval."
-HOME_CARD_LINE = "*{database}* ({environment}) · asked by {who} · {age}\n`{sql}`"
+HOME_CARD_LINE = "*{database}* ({environment}) · asked by {who} · {age}\n{sql}"
 HOME_OPEN_THREAD = "Open thread"
+# The audit channel and Home show a change's SQL only when it was asked in a public channel.
+PRIVATE_SQL = "(asked in a private conversation: its SQL is shown in the thread only)"
+HOME_PRIVATE_SQL = "_Asked in a private conversation: its SQL is shown in the thread only._"
 HOME_MORE_WAITING = "…and {count} more waiting; the oldest are shown first."
 
 # -- suggested prompts in assistant threads -----------------------------------------------

@@ -254,6 +254,7 @@ class FakeSlack(LocalServer):
         set_status_error: str | None = None,
         latency_s: float = 0.0,
         checks_messages: bool = True,
+        private_channels: frozenset[str] = frozenset(),
     ) -> None:
         # user ID → IANA time zone; unknown users get "user_not_found".
         self.users = dict(users or {})
@@ -266,6 +267,8 @@ class FakeSlack(LocalServer):
         # check parses every block with slack_sdk's models: benchmarks sharing the machine
         # with the bot turn it off, as the CPU it takes would be Slack's, not the bot's.
         self.checks_messages = checks_messages
+        # Channels whose conversations.info says is_private (G… and D… always are).
+        self.private_channels = private_channels
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.files: dict[str, UploadedFile] = {}
@@ -717,7 +720,15 @@ class FakeSlack(LocalServer):
 
     def _conversation_info(self, args: JsonObject) -> JsonObject:
         channel = args["channel"]
-        return {"channel": {"id": channel, "is_im": channel.startswith("D")}}
+        private = channel in self.private_channels or channel.startswith(("G", "D"))
+        return {
+            "channel": {
+                "id": channel,
+                "is_im": channel.startswith("D"),
+                "is_mpim": False,
+                "is_private": private,
+            }
+        }
 
     def _views_open(self, args: JsonObject) -> JsonObject:
         trigger_id = args["trigger_id"]

@@ -64,6 +64,7 @@ BYSTANDER = "U0BYSTANDER"
 CHANNEL = "C0SHOP"
 DM = "D0ASKER"
 AUDIT_CHANNEL = "C0AUDIT"
+PRIVATE_CHANNEL = "C0PRIVATE"  # conversations.info says is_private
 
 SHOP = [
     f"CREATE DATABASE IF NOT EXISTS {SCHEMA}",
@@ -115,6 +116,7 @@ async def slack() -> AsyncIterator[FakeSlack]:
         usergroups={GROUP: [GROUP_MEMBER]},
         token=BOT_TOKEN,
         set_status_error="not_allowed_token_type",
+        private_channels=frozenset({PRIVATE_CHANNEL}),
     )
     async with server:
         yield server

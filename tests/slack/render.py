@@ -373,7 +373,7 @@ def samples() -> dict[str, str]:
     ]
     home = home_view(
         databases,
-        [WaitingCard(pending, "https://example.slack.com/archives/C0SHOP/p1700000001000100")],
+        [WaitingCard(pending, "https://example.slack.com/archives/C0SHOP/p1700000001000100", True)],
         now=1_700_000_000 + 1_500,
     )
     answer = answer_message(

@@ -10,6 +10,7 @@ SCOPES = {
     "app_mentions:read",
     "assistant:write",
     "channels:history",
+    "channels:read",
     "groups:history",
     "im:history",
     "im:read",

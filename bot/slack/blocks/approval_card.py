@@ -339,16 +339,23 @@ def undo_button(undo_id: str) -> Block:
     }
 
 
-def posted_line(pending: PendingApproval, card_link: str | None) -> str:
-    """The audit channel's line when a card is posted: who asks for what, where."""
-    sql = _one_line(pending.sql)
-    sql, _ = mrkdwn.truncate(mrkdwn.shown(sql).replace("`", "'"), 300)
+def posted_line(pending: PendingApproval, card_link: str | None, *, public: bool = False) -> str:
+    """The audit channel's line when a card is posted: who asks for what, where. Its SQL
+    only when the card is in a public channel (bot.slack.privacy); else the link to it."""
     where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
     link = f" <{card_link}|card>" if card_link else ""
-    return (
+    head = (
         f":lock: {person(pending.requester)} asks for a {mrkdwn.escape(pending.risk)} on "
-        f"{where}, {mrkdwn.escape(rows_summary(_impact(pending)))}:{link} `{sql}`"
+        f"{where}, {mrkdwn.escape(rows_summary(_impact(pending)))}:{link}"
     )
+    if not public:
+        return f"{head} {strings.PRIVATE_SQL}"
+    return f"{head} `{_sql_line(pending.sql)}`"
+
+
+def _sql_line(text: str) -> str:
+    sql, _ = mrkdwn.truncate(mrkdwn.shown(_one_line(text)).replace("`", "'"), 300)
+    return sql
 
 
 def approver_dm(pending: PendingApproval, card_link: str | None) -> dict[str, Any]:
@@ -363,15 +370,20 @@ def approver_dm(pending: PendingApproval, card_link: str | None) -> dict[str, An
     return {"text": text, "blocks": [markdown_section(text)]}
 
 
-def audit_line(decision: ApprovalDecision) -> str:
-    """One line for the audit channel per executed write."""
+def audit_line(
+    decision: ApprovalDecision, *, public: bool = False, card_link: str | None = None
+) -> str:
+    """One line for the audit channel per executed write: its SQL and outcome only when the
+    card is in a public channel (bot.slack.privacy); else the row count and the link."""
     pending = decision.pending
-    sql = _one_line(pending.sql)
-    sql, _ = mrkdwn.truncate(mrkdwn.shown(sql).replace("`", "'"), 300)
-    outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 500)
-    return (
+    head = (
         f"{person(pending.requester)} asked, {person(decision.approver)} approved "
         f"({decision.scope or 'once'}) a {mrkdwn.escape(pending.risk)} on "
-        f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)}): "
-        f"{outcome} — `{sql}`"
+        f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
     )
+    if not public:
+        link = f" <{card_link}|card>" if card_link else ""
+        rows = mrkdwn.escape(rows_summary(_impact(pending)))
+        return f"{head}, {rows}:{link} {strings.PRIVATE_SQL}"
+    outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 500)
+    return f"{head}: {outcome} — `{_sql_line(pending.sql)}`"

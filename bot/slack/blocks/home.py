@@ -36,6 +36,8 @@ _ENVIRONMENT_ICONS = {
 class WaitingCard:
     pending: PendingApproval
     link: str | None  # the thread's permalink, when known
+    # Asked in a public channel (bot.slack.privacy): only then does Home show its SQL.
+    public: bool = False
 
 
 def _section(text: str) -> Block:
@@ -59,7 +61,7 @@ def _card(card: WaitingCard, now: float) -> list[Block]:
         environment=mrkdwn.escape(pending.environment),
         who=person(pending.requester),
         age=strings.age(max(0.0, now - pending.created_at)),
-        sql=sql_head(pending.sql),
+        sql=f"`{sql_head(pending.sql)}`" if card.public else strings.HOME_PRIVATE_SQL,
     )
     section = _section(line)
     if card.link:

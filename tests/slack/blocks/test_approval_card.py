@@ -136,10 +136,20 @@ def test_an_error_outcome_is_escaped() -> None:
 
 
 def test_the_audit_line_names_asker_approver_database_and_outcome() -> None:
-    line = blocks.audit_line(decision(True, "3 rows affected"))
+    line = blocks.audit_line(decision(True, "3 rows affected"), public=True)
     assert "\n" not in line
     for part in ("<@U0ASKER>", "<@U0APPROVER>", "shop-staging", "3 rows affected", "UPDATE"):
         assert part in line
+
+
+def test_the_audit_line_of_a_private_conversation_links_instead_of_showing_sql() -> None:
+    link = "https://x.slack.com/archives/G1/p1"
+    line = blocks.audit_line(decision(True, "3 rows affected"), card_link=link)
+    assert "\n" not in line and "UPDATE" not in line and "private conversation" in line
+    for part in ("<@U0ASKER>", "<@U0APPROVER>", "shop-staging", link):
+        assert part in line
+    posted = blocks.posted_line(decision(True, "").pending, link)
+    assert "UPDATE" not in posted and link in posted and "<@U0ASKER>" in posted
 
 
 def test_console_requesters_are_shown_as_text_not_mentions() -> None:

@@ -26,7 +26,7 @@ from bot.agent.outcomes import (
     PendingApproval,
     SelfApprovalRefused,
 )
-from bot.slack import cards, delivery, strings
+from bot.slack import cards, delivery, privacy, strings
 from bot.slack.approvers import MembershipUnknown
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import APPROVE_ONCE, APPROVE_THREAD, DENY
@@ -121,10 +121,14 @@ async def decide(
             await delivery.post(client, thread, approval_card.decided_card(decision))
         audit_channel = services.settings.approvals.audit_channel
         if decision.approved and audit_channel:
+            public = await privacy.is_public(services, click.channel)
+            link = (
+                None if public else await cards.permalink(services, click.channel, click.message_ts)
+            )
             try:
                 await client.chat_postMessage(
                     channel=audit_channel,
-                    text=approval_card.audit_line(decision),
+                    text=approval_card.audit_line(decision, public=public, card_link=link),
                     unfurl_links=False,
                 )
             except delivery.SLACK_ERRORS as exc:

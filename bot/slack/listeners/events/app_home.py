@@ -12,7 +12,7 @@ from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.slack import strings
+from bot.slack import privacy, strings
 from bot.slack.blocks.home import WaitingCard, home_view, suggested_prompts, thread_link
 from bot.slack.delivery import SLACK_ERRORS
 from bot.slack.services import Services, services_of
@@ -33,11 +33,13 @@ async def publish_home(services: Services, user: str) -> None:
     if await services.approvers.is_approver(user):
         team_url = await _team_url(services)
         own_ok = services.settings.approvals.allow_self_approval
-        waiting = [
-            WaitingCard(pending, thread_link(team_url, Thread.from_session_id(pending.session_id)))
-            for pending in await services.agent.waiting_approvals()
-            if own_ok or pending.requester != user
-        ]
+        waiting = []
+        for pending in await services.agent.waiting_approvals():
+            if not (own_ok or pending.requester != user):
+                continue
+            thread = Thread.from_session_id(pending.session_id)
+            public = await privacy.is_public(services, thread.channel)
+            waiting.append(WaitingCard(pending, thread_link(team_url, thread), public))
     view = home_view(services.settings.databases, waiting)
     try:
         await services.client.views_publish(user_id=user, view=view)

@@ -111,7 +111,10 @@ def test_a_long_queue_shows_the_oldest_cards_and_counts_the_rest() -> None:
         DatabaseConfig(name=f"db{i}", url="mysql://u@h/d", environment=Environment.STAGING)
         for i in range(90)
     ]
-    cards = [WaitingCard(pending(i), f"https://x.slack.com/archives/C{i}/p1") for i in range(40)]
+    cards = [
+        WaitingCard(pending(i), f"https://x.slack.com/archives/C{i}/p1", public=True)
+        for i in range(40)
+    ]
     view = home_view(databases, cards, now=1_700_003_600)
     assert_valid_view(view)  # 100 blocks at most, however many databases and cards
     text = shown(view)
