@@ -560,22 +560,37 @@ class Agent:
     async def _expire(self, pending_id: str) -> None:
         """An undecided approval past its lifetime: drop it, tell the audit log, and answer
         the paused call (if any) so the thread can go on."""
+        await self._drop(pending_id, "expired", RequestStatus.EXPIRED, EXPIRED_CALL)
+
+    async def withdraw(self, pending_id: str, reason: str) -> bool:
+        """An approval nobody can be asked for (its request could not be shown to the
+        approvers): dropped like an expired one, so no change waits for a click that cannot
+        come. False when it was decided (or dropped) already."""
+        summary = f"not run: {reason}"
+        return await self._drop(
+            pending_id, "withdrawn", RequestStatus.FAILED, summary, summary=summary
+        )
+
+    async def _drop(
+        self, pending_id: str, outcome: str, status: RequestStatus, call: str, **details: Any
+    ) -> bool:
         claimed = await self.state.pending.claim(pending_id)
         if claimed is None:
-            return
+            return False
         pending = PendingApproval.from_json(claimed)
-        await record_pending(self.audit, pending, None, "expired")
-        await self._settle(pending, RequestStatus.EXPIRED)
+        await record_pending(self.audit, pending, None, outcome)
+        await self._settle(pending, status, **details)
         if pending.kind in (DIRECT, UNDO):
-            return
+            return True
         async with self._locks.hold(pending.session_id):
             session = await self.sessions.load(pending.session_id)
             if session is None or session.pending_id != pending_id:
-                return
-            session.messages.append(tool_message(pending.tool_call_id, EXPIRED_CALL))
+                return True
+            session.messages.append(tool_message(pending.tool_call_id, call))
             session.pending_id = None
             session.status = SessionStatus.IDLE
             await self.sessions.save(session)
+        return True
 
     async def _open_question(self, session: Session) -> Question | None:
         if session.question_id is None:

@@ -3,6 +3,10 @@ announced (the audit channel, the approvers' DMs), and updated as approvals come
 
 A card whose SQL is cut is approvable only when the full text is attached: the file is
 shared first, and if Slack refuses it the card offers Deny alone.
+
+A card is posted with its buttons or not at all (never as its plain text, which nobody
+could approve): when Slack refuses it, the approval is withdrawn (the change is not run,
+the run goes on) and the thread is told.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from bot.slack import delivery, privacy, strings
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.approval_card import CardContext
 from bot.slack.sessions import Thread
+from bot.state import StateError
 
 if TYPE_CHECKING:
     from bot.slack.services import Services
@@ -50,14 +55,24 @@ async def post_card(services: Services, thread: Thread, pending: PendingApproval
             title=f"Full SQL awaiting approval on {pending.database}",
             filename=f"approval-{pending.id}.sql",
         )
-    card_ts = await delivery.post(
-        client, thread, card_message(services, pending, approvable=approvable)
-    )
+    card = card_message(services, pending, approvable=approvable)
+    card_ts, refused = await delivery.post_exactly(client, thread, card)
     if card_ts is None:
-        await delivery.post_error(client, thread, NOT_POSTED)
+        await _withdraw(services, thread, pending, refused or "unknown error")
         return None
     await _announce(services, thread, pending, card_ts)
     return card_ts
+
+
+async def _withdraw(
+    services: Services, thread: Thread, pending: PendingApproval, error: str
+) -> None:
+    """The card could not be posted: nobody can approve the change, so it does not wait."""
+    try:
+        await services.agent.withdraw(pending.id, strings.CARD_WITHDRAWN_REASON.format(error=error))
+    except StateError as exc:  # still pending: it expires by itself
+        log.error("approval %s with no card not withdrawn: %s", pending.id, exc)
+    await delivery.post_error(services.client, thread, NOT_POSTED.format(error=error))
 
 
 async def update_card(services: Services, channel: str, ts: str, pending: PendingApproval) -> bool:

@@ -71,6 +71,22 @@ async def post(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) 
     return None
 
 
+async def post_exactly(
+    client: AsyncWebClient, thread: Thread, message: dict[str, Any]
+) -> tuple[str | None, str | None]:
+    """Post the message as it is, or not at all: (its ts, None), or (None, Slack's error).
+    For messages whose blocks are the point (an approval card without its buttons would
+    wait for a click nobody can give)."""
+    try:
+        return await _post_message(client, thread, message), None
+    except SlackApiError as exc:
+        error = str(exc.response.get("error") or exc)
+    except SLACK_ERRORS as exc:
+        error = str(exc) or type(exc).__name__
+    log.error("Slack refused a message in %s: %s", thread.session_id, error)
+    return None, error
+
+
 async def _post_message(client: AsyncWebClient, thread: Thread, message: dict[str, Any]) -> str:
     response = await client.chat_postMessage(
         channel=thread.channel, thread_ts=thread.thread_ts, **message

@@ -125,7 +125,11 @@ APPROVAL_COUNTED = (
     "Your approval is counted ({approvals} of {required}). The change runs when {more}; "
     "nothing has run yet."
 )
-CARD_NOT_POSTED = "The approval card could not be posted; the change was not run."
+CARD_NOT_POSTED = (
+    "The approval card could not be posted (Slack answered `{error}`), so nobody could "
+    "approve this change: it was dropped and not run. Ask again to get a new card."
+)
+CARD_WITHDRAWN_REASON = "the approval card could not be posted in Slack ({error})"
 CARD_NOT_APPROVABLE = (
     ":no_entry: *Cannot be approved here:* the SQL is cut on this card and its full text "
     "could not be attached, and nobody should approve what they cannot read. Ask again to "

@@ -936,13 +936,22 @@ def refuse_block_type(server: FakeSlack, block_type: str) -> None:
     server.__dict__.setdefault("_refused_block_types", set()).add(block_type)
 
 
+def refuse_block_id(server: FakeSlack, block_id: str) -> None:
+    """From now on, messages holding a block whose block_id is `block_id` get invalid_blocks
+    (e.g. "approval": every approval card is refused, and nothing else)."""
+    server.__dict__.setdefault("_refused_block_ids", set()).add(block_id)
+
+
 def _refusing(method: str) -> Callable[[FakeSlack, JsonObject], JsonObject]:
     accept = _HANDLERS[method]
 
     def handler(server: FakeSlack, args: JsonObject) -> JsonObject:
         refused = server.__dict__.get("_refused_block_types") or set()
+        refused_ids = server.__dict__.get("_refused_block_ids") or set()
         blocks = args.get("blocks") or []
-        if isinstance(blocks, list) and any(b.get("type") in refused for b in blocks):
+        if isinstance(blocks, list) and any(
+            b.get("type") in refused or b.get("block_id") in refused_ids for b in blocks
+        ):
             return {"ok": False, "error": "invalid_blocks"}
         return accept(server, args)
 
