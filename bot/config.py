@@ -112,6 +112,13 @@ class DatabaseConfig(BaseModel):
     read_url: SecretStr | None = None
     # Schemas besides the database's own that reads may touch (writes never may).
     read_schemas: list[str] = Field(default_factory=list)
+    # Data protection (docs/security.md, "Data protection"): globs over "table.column"
+    # (case-insensitive) whose values are masked, besides columns whose COMMENT holds
+    # "[masked]"; the Slack users or user groups who see them raw; the channels where the
+    # database may be used (None: anywhere).
+    masked_columns: list[str] = Field(default_factory=list)
+    unmasked_for: list[str] = Field(default_factory=list)
+    channels: list[str] | None = None
 
     @field_validator("name")
     @classmethod

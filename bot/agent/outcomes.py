@@ -32,6 +32,8 @@ class Requester:
     user_id: str
     name: str = ""
     timezone: str = "UTC"  # IANA name, from the person's Slack profile
+    # The user groups among those the configuration names (unmasked_for) that hold them.
+    groups: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +48,8 @@ class QueryResult:
     # The chart the model asked for ({type, x, y, title?}); the adapter draws it from
     # `rows`, never from numbers the model wrote, or says why it cannot.
     chart: dict[str, Any] | None = None
+    # One line naming the masked columns and why ("" when none was): shown with the rows.
+    masked: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -59,6 +63,7 @@ class QueryResult:
             rows=tuple(tuple(row) for row in data["rows"]),
             truncated=bool(data["truncated"]),
             chart=data.get("chart"),
+            masked=str(data.get("masked") or ""),
         )
 
 

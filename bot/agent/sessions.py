@@ -102,7 +102,7 @@ class Session:
             last_error=data.get("last_error"),
             pending_id=data.get("pending_id"),
             question_id=data.get("question_id"),
-            requester=Requester(**requester) if requester else None,
+            requester=_requester(requester) if requester else None,
             iterations=int(data.get("iterations") or 0),
             token_estimates=[int(n) for n in data.get("token_estimates") or []],
             earlier=[str(line) for line in data.get("earlier") or []],
@@ -237,3 +237,7 @@ class Sessions:
     async def running(self) -> list[str]:
         """Ids of the sessions saved while a run was going on."""
         return await self._records.running()
+
+
+def _requester(data: dict[str, Any]) -> Requester:
+    return Requester(**{**data, "groups": tuple(data.get("groups") or ())})

@@ -61,7 +61,15 @@ class Services:
             state=state,
             client=client,
             approvers=Approvers(client, settings.approvals.approvers),
-            users=UserDirectory(client),
+            users=UserDirectory(
+                client,
+                groups=[
+                    entry
+                    for database in settings.databases
+                    for entry in database.unmasked_for
+                    if entry.startswith("S")
+                ],
+            ),
             dedupe=Dedupe(state.seen_events),
             known=KnownSessions(state.sessions),
             proposals=Proposals(

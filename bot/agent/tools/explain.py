@@ -17,6 +17,7 @@ from bot.agent.tools.base import (
     dumps,
     error,
 )
+from bot.agent.tools.protection import place_refusal, protection
 from bot.db.reach import ReachError, look_up
 from bot.guard import Refused, Run, decide
 
@@ -31,6 +32,9 @@ class ExplainParameters(Parameters):
 
 async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolReply:
     db = context.databases.get(args.database)
+    place = place_refusal(db.config, context.session_id)
+    if place is not None:
+        return error(place)
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification
@@ -44,6 +48,10 @@ async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolRe
     statement = classification.statements[0]
     if statement.kind.upper().startswith(_NOT_EXPLAINABLE):
         return error(f"send the query itself, not {statement.kind}; EXPLAIN is added for you.")
+    # A plan's row estimates answer a WHERE as well as its rows would: judged as the query.
+    judged = await (await protection(db, context.requester)).judge([statement])
+    if isinstance(judged, str):
+        return error(judged)
     # Planning evaluates constant subqueries: a plan reads what the query reads.
     try:
         reach = await look_up(db, programs=False)

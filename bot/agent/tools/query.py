@@ -7,6 +7,7 @@ approver; once approved, the same path runs again and consumes the grant.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from pydantic import Field
@@ -27,10 +28,18 @@ from bot.agent.tools.base import (
     table,
 )
 from bot.agent.tools.chart import ChartSpec, chart_problem
+from bot.agent.tools.protection import (
+    Protection,
+    note,
+    place_refusal,
+    protection,
+)
 from bot.db.impact import measure
+from bot.db.masking import UNDO_MASKED, MaskedResult
 from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.types import DbError, Execution
 from bot.guard import NeedsApproval, Refused, decide
+from bot.sql.masking import MaskPlan
 from bot.sql.risk import Classification
 
 
@@ -77,9 +86,16 @@ async def _record_execution(
 
 
 def _reply(
-    database: str, sql: str, run: Execution, capped_at: int | None, chart: ChartSpec | None
+    database: str,
+    sql: str,
+    run: Execution,
+    capped_at: int | None,
+    chart: ChartSpec | None,
+    masked: str = "",
 ) -> ToolReply:
     note: dict[str, Any] = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
+    if masked:
+        note["masked"] = masked
     result = run.last_result
     if result is not None:
         summary = f"{_plural(result.row_count, 'row')} returned" + (
@@ -100,6 +116,7 @@ def _reply(
             truncated=result.truncated,
             # Kept even when it cannot be drawn: the person is told why, the model too.
             chart=chart.to_json() if chart is not None else None,
+            masked=masked,
         )
         return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
     affected = sum(outcome.affected_rows or 0 for outcome in run.outcomes)
@@ -117,11 +134,27 @@ def _reach_failed(database: str, exc: ReachError) -> ToolReply:
     return ToolReply(text, summary=text)
 
 
+def _masked_reply(
+    protect: Protection, plans: list[MaskPlan], run: Execution, reply: Any
+) -> ToolReply:
+    """The reply built from `run` with its results masked; withheld when one cannot be."""
+    try:
+        masked = protect.execution(run, plans)
+    except MaskedResult as exc:
+        return ToolReply(exc.message, summary=exc.message)
+    result = masked.last_result
+    line = note(plans[-1:] if plans else [], result.columns if result is not None else ())
+    return reply(masked, line)  # type: ignore[no-any-return]
+
+
 async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutcome:
     db = context.databases.get(args.database)
     limits = context.settings.limits
     wanted = args.limit or limits.default_rows
     limit = min(wanted, limits.max_rows)
+    place = place_refusal(db.config, context.session_id)
+    if place is not None:
+        return ToolReply(place, summary=place)
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification
@@ -132,6 +165,12 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         reach = await look_up(db, programs=writes, max_age_s=SNAPSHOT_TTL_S)
     except ReachError as exc:
         return _reach_failed(args.database, exc)
+    protect = await protection(db, context.requester)
+    plans = await protect.judge(classification.statements)
+    if isinstance(plans, str):
+        audit = CallAudit(context, args.database, db.config.environment.value)
+        await audit(risk=classification.risk.value, sql=args.sql, outcome="refused", error=plans)
+        return ToolReply(plans, summary=plans)
     decision = decide(classification, db.config, granted=False, reach=reach)
     if isinstance(decision, NeedsApproval):
         mixed = mixes_ddl_and_dml(classification)
@@ -160,22 +199,34 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         return ToolReply(decision.reason, summary=decision.reason)
     if isinstance(decision, NeedsApproval):
         await audit(risk=risk, sql=args.sql, outcome="awaiting_approval")
-        impact = await measure(db, classification, reach, context.settings.approvals)
+        impact = protect.impact(
+            await measure(db, classification, reach, context.settings.approvals)
+        )
         return ApprovalRequired(
             args.database, environment, risk, args.sql, decision.reason, impact=impact
         )
 
     capped_at = limits.max_rows if wanted > limit else None
     if claim is not None:
-        return await run_approved(
+        approved = await run_approved(
             context,
             db,
             classification,
             claim,
             audit=audit,
-            reply=lambda run: _reply(args.database, args.sql, run, capped_at, args.chart),
+            reply=lambda run: _masked_reply(
+                protect,
+                plans,
+                run,
+                lambda done, line: _reply(
+                    args.database, args.sql, done, capped_at, args.chart, line
+                ),
+            ),
             limit=limit,
         )
+        if approved.undo_id and protect.holds_masked(_tables(classification)):
+            approved = replace(approved, undo_id=None, undo_reason=UNDO_MASKED)
+        return approved
     # A read of information_schema runs confined to rows about the database's schemas.
     statements = list(decision.texts or (s.text for s in classification.statements))
     try:
@@ -190,13 +241,27 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         await _record_execution(audit, classification, statements, done)
         at = min(len(exc.outcomes), len(statements) - 1)
         failed = classification.statements[at]
-        await audit(risk=failed.risk.value, sql=statements[at], outcome="error", error=exc.message)
-        text = f"Error: {exc.message}"
+        message = protect.error(exc.message)
+        await audit(risk=failed.risk.value, sql=statements[at], outcome="error", error=message)
+        text = f"Error: {message}"
         if exc.outcomes:
             text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
         return ToolReply(text, summary=text)
     await _record_execution(audit, classification, statements, run)
-    return _reply(args.database, args.sql, run, capped_at, args.chart)
+    return _masked_reply(
+        protect,
+        plans,
+        run,
+        lambda done, line: _reply(args.database, args.sql, done, capped_at, args.chart, line),
+    )
+
+
+def _tables(classification: Classification) -> list[str]:
+    return [
+        ref.name
+        for statement in classification.statements
+        for ref in (*statement.targets, *statement.reads)
+    ]
 
 
 QUERY_TOOLS = (

@@ -5,7 +5,18 @@ from __future__ import annotations
 from pydantic import Field
 
 from bot.agent.outcomes import QueryResult
-from bot.agent.tools.base import AGENT_ONLY, Parameters, Tool, ToolContext, ToolReply, dumps, table
+from bot.agent.tools.base import (
+    AGENT_ONLY,
+    Parameters,
+    Tool,
+    ToolContext,
+    ToolReply,
+    dumps,
+    error,
+    table,
+)
+from bot.agent.tools.protection import note, place_refusal, protection
+from bot.db.masking import MaskedResult
 
 
 class SampleParameters(Parameters):
@@ -20,17 +31,32 @@ async def get_sample_data(context: ToolContext, args: SampleParameters) -> ToolR
     limits = context.settings.limits
     wanted = args.limit or limits.default_sample_rows
     limit = min(wanted, limits.max_sample_rows)
-    result = await context.databases.get(args.database).sample(args.table, limit)
-    note = {"note": f"limit capped at {limits.max_sample_rows} rows"} if wanted > limit else {}
+    db = context.databases.get(args.database)
+    place = place_refusal(db.config, context.session_id)
+    if place is not None:
+        return error(place)
+    protect = await protection(db, context.requester)
+    plan = protect.table(args.table)
+    if isinstance(plan, str):
+        return error(plan)
+    try:
+        result = protect.result(await db.sample(args.table, limit), plan)
+    except MaskedResult as exc:
+        return error(exc.message)
+    masked = note([plan], result.columns)
+    extra = {"note": f"limit capped at {limits.max_sample_rows} rows"} if wanted > limit else {}
+    if masked:
+        extra["masked"] = masked
     query_result = QueryResult(
         database=args.database,
         sql=f"-- sample of {args.table}, {limit} rows",
         columns=result.columns,
         rows=result.rows,
         truncated=result.truncated,
+        masked=masked,
     )
     summary = f"{result.row_count} sample rows of {args.table}"
-    return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
+    return ToolReply(dumps(table(result, **extra)), result=query_result, summary=summary)
 
 
 SAMPLE_TOOLS = (

@@ -249,6 +249,8 @@ def result_message(
         blocks.append(context_line(mrkdwn.escape(strings.CHART_REFUSED.format(reason=refused))))
     if not with_chart and result.chart is not None:
         blocks.append(context_line(strings.CHART_BLOCK_REFUSED))
+    if result.masked:  # which columns show [masked], and why: one line
+        blocks.append(context_line(mrkdwn.escape(_cut(result.masked, SQL_CONTEXT_CHARS))))
     blocks.append(sql_context(result.sql))
     fallback = f"{result.database} — {strings.plural(len(result.rows), 'row')}"
     return {"text": mrkdwn.escape(fallback), "blocks": blocks}
