@@ -18,6 +18,12 @@ from bot.state.executions import Executions
 UNDO = "undo"  # an Undo button's card: a direct approval that resumes no model run
 
 
+NOT_HERE = (
+    "Nothing to undo here: that change was made in another conversation; use the Undo "
+    "under its own outcome."
+)
+
+
 async def undo_card(
     parts: Parts, executions: Executions, undo_id: str, *, requester: Requester, session_id: str
 ) -> Failed | AwaitingApproval:
@@ -25,6 +31,10 @@ async def undo_card(
     record = await executions.undo(undo_id)
     if record is None:
         return Failed("Nothing to undo: this change has no undo record")
+    if record.session_id != session_id:
+        # An Undo is honoured only where its change was made: elsewhere its card would show
+        # the change's before-image values to people outside that conversation.
+        return Failed(NOT_HERE)
     try:
         database = parts.databases.get(record.database)
         images = [TableImage.from_json(image) for image in record.images]

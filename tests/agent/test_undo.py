@@ -227,3 +227,15 @@ async def test_a_run_button_change_has_an_undo_too(make_agent: AgentFactory, sho
     await agent.approve(undo.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
 
     assert await query(shop_url, ORDERS) == before
+
+
+async def test_an_undo_is_offered_only_in_the_conversation_of_its_change(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    agent = await make_agent()
+    decision = await approved(agent, model_server, "DELETE FROM orders WHERE status = 'pending'")
+    assert decision.undo_id is not None
+    elsewhere = await agent.undo(decision.undo_id, requester=REQUESTER, session_id=SESSION + "x")
+    assert isinstance(elsewhere, Failed) and "another conversation" in elsewhere.message
+    assert not await agent.waiting_approvals()
+    await undo_card(agent, decision.undo_id)  # in its own conversation: offered
