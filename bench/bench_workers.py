@@ -11,9 +11,15 @@ the kernel spreads them as it would a load balancer's; the fake Slack Web API an
 model server run in a child process. Each thread has a channel of its own: the bot paces
 posts per channel as Slack requires, and this measures the bot, not Slack's rate.
 
-For each worker count, after warm-up rounds of 1, 10 and --threads threads: the wall time of
-one thread (median of 5) and of --threads concurrent threads, from the events being sent to
-each thread's last Slack call; their ratio (target: ≤ 1.5× with N workers); when the
+The floor is measured first, in the same run and the same way: bench/floor_bot.py, a minimal
+Bolt app in one process making the same Slack and model calls (the same two streamed model
+requests, the query on MariaDB, the CSV shared in the thread, the answer posted) with no
+state store, guard or history. The bot's CPU per turn is printed as a multiple of the
+floor's (target: ≤ 1.3×).
+
+For the floor and each worker count, after warm-up rounds of 1, 10 and --threads threads: the
+wall time of one thread (median of 5) and of --threads concurrent threads, from the events
+being sent to each thread's last Slack call; their ratio (target: ≤ 1.5× with N workers); when the
 threads' first and second model calls reached the model (from the first event sent: how long
 the burst held each call back); the CPU per turn of all the bot's processes (the scheduler's
 count, /proc/PID/task/*/schedstat) and how often they were woken; and how the threads were
@@ -63,11 +69,12 @@ from tests.redis_keys import forget_keys
 DEFAULT_REDIS_URL = os.environ.get("DBAGENT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
 SCHEMA = "dbagent_bench_workers"
 TARGET = 1.5
+CPU_TARGET = 1.3  # CPU per turn, against the floor's
 
 
 @dataclass
 class Result:
-    workers: int
+    workers: int  # 0: the floor (bench/floor_bot.py)
     single: float  # median wall time of one thread
     many: Round  # the concurrent round
     cpu: CpuSample  # over the concurrent round
@@ -80,7 +87,7 @@ class Result:
 async def measure(
     workers: int, threads: int, env: dict[str, str], fakes: Fakes, profile_dir: Path | None
 ) -> Result:
-    bot = ServedBot(workers, env, fakes)
+    bot = ServedBot(max(workers, 1), env, fakes, floor=workers == 0)
     await bot.start()
     profile: list[tuple[str, float, float]] = []
     try:
@@ -92,14 +99,14 @@ async def measure(
         processes = list(dict.fromkeys([bot.process.pid, *bot.pids]))
         besides = (fakes.pid, os.getpid())  # on the same cores
         before = CpuSample.take([*processes, *besides])
-        if profile_dir is not None:
+        if profile_dir is not None and workers:
             await bot.toggle_profiles("on")
         after: list[CpuSample] = []
         many = await bot.run(
             threads, "concurrent", lambda: after.append(CpuSample.take([*processes, *besides]))
         )
         cpu = after[0].since(before)
-        if profile_dir is not None:
+        if profile_dir is not None and workers:
             await bot.toggle_profiles("saved")
             files = [str(profile_dir / f"{pid}.pstats") for pid in bot.pids]
             profile = cpu_by_group(*files)
@@ -135,7 +142,7 @@ async def main(argv: list[str] | None = None) -> int:
     database_url = await prepare_schema(args.url, args.schema)
     results: list[Result] = []
     with tempfile.TemporaryDirectory() as scratch, Fakes(args.tool, args.model_delay) as fakes:
-        for workers in (1, args.workers):
+        for workers in (0, 1, args.workers):  # 0: the floor
             prefix = f"dbagent-bench-workers:{uuid.uuid4().hex[:8]}:"
             separator = "&" if "?" in args.redis_url else "?"
             state_url = f"{args.redis_url}{separator}prefix={prefix}"
@@ -157,7 +164,9 @@ def print_report(args: argparse.Namespace, results: list[Result]) -> None:
         f"model {args.model_delay * 1000:.0f} ms per call, 2 model calls per turn, "
         f"`python -m bot serve --workers N`, state in Redis"
     )
-    print(f"  load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    print(
+        f"  load average {' '.join(f'{v:.2f}' for v in os.getloadavg())} on {os.cpu_count()} cores"
+    )
 
     def row(label: str, cells: list[str]) -> None:
         print(f"  {label:<30}" + "".join(f"{cell:>16}" for cell in cells))
@@ -165,7 +174,7 @@ def print_report(args: argparse.Namespace, results: list[Result]) -> None:
     def seconds(r: Result, pids: list[int]) -> str:
         return " / ".join(f"{r.cpu.by_pid[pid]:.2f}" for pid in pids) + " s"
 
-    row("", [f"{r.workers} worker{'s' if r.workers > 1 else ''}" for r in results])
+    row("", [_label(r.workers) for r in results])
     row("Slack API calls per turn", [f"{r.many.api_calls / args.threads:.1f}" for r in results])
     row(f"single thread (median of {SINGLE_RUNS})", [f"{r.single * 1000:.1f} ms" for r in results])
     row(f"{args.threads} concurrent threads", [f"{r.many.wall * 1000:.1f} ms" for r in results])
@@ -187,6 +196,12 @@ def print_report(args: argparse.Namespace, results: list[Result]) -> None:
         "CPU per turn, all processes",
         [f"{sum(r.cpu.by_pid[p] for p in r.bot) / args.threads * 1000:.1f} ms" for r in results],
     )
+    floor = results[0]  # measured first, in the same run
+    floor_cpu = sum(floor.cpu.by_pid[p] for p in floor.bot)
+    row(
+        "CPU per turn / the floor's",
+        [f"{sum(r.cpu.by_pid[p] for p in r.bot) / floor_cpu:.2f}x" for r in results],
+    )
     row(
         "wakeups per turn, all processes",
         [f"{sum(r.cpu.wakeups[p] for p in r.bot) / args.threads:.0f}" for r in results],
@@ -204,13 +219,21 @@ def print_report(args: argparse.Namespace, results: list[Result]) -> None:
         "cores busy over the round",
         [f"{r.cpu.cores_busy:.2f} of {os.cpu_count()}" for r in results],
     )
-    print(f"  target: ratio <= {TARGET}x with {args.workers} workers (every thread answered once)")
+    print(
+        f"  target: ratio <= {TARGET}x with {args.workers} workers (every thread answered once); "
+        f"CPU per turn <= {CPU_TARGET}x the floor's (a minimal Bolt app making the same Slack "
+        "and model calls, bench/floor_bot.py)"
+    )
     for result in results:
         if result.profile:
             print(f"  where the CPU of {result.workers} worker(s) went (profiled, so slower):")
             for group, spent, share in result.profile:
                 turn_ms = spent / args.threads * 1000
                 print(f"    {group:<44} {turn_ms:6.1f} ms/turn  {share:5.1%}")
+
+
+def _label(workers: int) -> str:
+    return "floor app" if workers == 0 else f"{workers} worker{'s' if workers > 1 else ''}"
 
 
 def _spread(times: list[float]) -> str:

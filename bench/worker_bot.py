@@ -58,14 +58,24 @@ class ServedBot:
 
     numbers = itertools.count(1)  # events and channels, unique over the whole run
 
-    def __init__(self, workers: int, env: dict[str, str], fakes: Fakes) -> None:
+    def __init__(
+        self, workers: int, env: dict[str, str], fakes: Fakes, *, floor: bool = False
+    ) -> None:
         self.workers, self.env, self.fakes = workers, env, fakes
         self.port = int(env["PORT"])
+        # The floor: bench/floor_bot.py, a minimal Bolt app, in one process.
+        self.command = ["-m", "bench.floor_bot"] if floor else ["-m", "bot", "serve"]
+        if floor:
+            root = str(Path(__file__).resolve().parent.parent)
+            self.env = {
+                **env,
+                "PYTHONPATH": os.pathsep.join(filter(None, [root, env.get("PYTHONPATH")])),
+            }
 
     async def start(self) -> None:
+        workers = ["--workers", str(self.workers)] if self.command[1] == "bot" else []
         self.process = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "bot", "serve", "--workers", str(self.workers),
-            env=self.env, stderr=asyncio.subprocess.PIPE,
+            sys.executable, *self.command, *workers, env=self.env, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         assert self.process.stderr is not None
         self.log = BotLog(self.process.stderr)

@@ -22,16 +22,22 @@ async def test_two_workers_answer_every_thread_and_report(mysql_url: str, redis_
         "--schema", run_schema("dbagent_t_bench_workers"),
         cwd=ROOT, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err = await asyncio.wait_for(process.communicate(), 60)
+    out, err = await asyncio.wait_for(process.communicate(), 180)
     report = out.decode()
     # 0 or 1: the ratio met its target or not; 2 (or a traceback) would be a failed run.
     assert process.returncode in (0, 1), err.decode()[-3000:]
     assert "Traceback" not in err.decode(), err.decode()[-3000:]
-    header = re.search(r"^\s+1 worker\s+2 workers$", report, re.MULTILINE)
+    header = re.search(r"^\s+floor app\s+1 worker\s+2 workers$", report, re.MULTILINE)
     assert header, report
-    ratios = re.search(r"^\s+ratio\s+([\d.]+)x\s+([\d.]+)x$", report, re.MULTILINE)
+    ratios = re.search(r"^\s+ratio(\s+[\d.]+x){3}$", report, re.MULTILINE)
     assert ratios, report
-    # Every thread was answered once (else no report), each by one worker or the other.
-    split = re.search(r"^\s+threads answered per worker\s+(\d+)\s+(\d+) / (\d+)$", report, re.M)
+    # The bot's CPU per turn against the floor's, measured in the same run (the floor is 1x).
+    cpu = re.search(r"^\s+CPU per turn / the floor's\s+1\.00x(\s+[\d.]+x){2}$", report, re.M)
+    assert cpu, report
+    # Every thread was answered once (else no report): by the floor, then by one worker or
+    # the other.
+    split = re.search(
+        r"^\s+threads answered per worker\s+(\d+)\s+(\d+)\s+(\d+) / (\d+)$", report, re.M
+    )
     assert split, report
-    assert int(split[1]) == 4 and int(split[2]) + int(split[3]) == 4, report
+    assert int(split[1]) == int(split[2]) == 4 and int(split[3]) + int(split[4]) == 4, report
