@@ -409,6 +409,13 @@ class Agent:
             )
             if not await self.executions.interrupt(current.id, OUTCOME_UNKNOWN):
                 return None
+            if current.pending_id is not None:  # an outside client may ask after it
+                await self._settle_request(
+                    current.pending_id,
+                    RequestStatus.FAILED,
+                    summary=item.text,
+                    applied=item.applied,
+                )
             await self._answer_interrupted_call(current, item.text)
             return item
 
@@ -623,12 +630,14 @@ class Agent:
     ) -> None:
         """What became of a change an outside client asked for, for it to ask after. A
         failure to note it is logged: the change's own records (audit, write-ahead) stand."""
-        if not pending.origin:
-            return
+        if pending.origin:
+            await self._settle_request(pending.id, status, **details)
+
+    async def _settle_request(self, request_id: str, status: RequestStatus, **details: Any) -> None:
         try:
-            await self.state.requests.settle(pending.id, status, **details)
+            await self.state.requests.settle(request_id, status, **details)
         except StateError as exc:
-            log.error("request %s not marked %s: %s", pending.id, status.value, exc)
+            log.error("request %s not marked %s: %s", request_id, status.value, exc)
 
     async def _direct_execute(
         self, context: ToolContext, database: str, sql: str

@@ -17,6 +17,7 @@ from mcp.server.lowlevel import Server
 
 from bot.config import McpClient
 from bot.mcp.tools import McpTools, specs
+from bot.state import StateError
 
 log = logging.getLogger(__name__)
 
@@ -66,8 +67,18 @@ def build_server(mcp_tools: McpTools, caller: Caller, *, version: str = "") -> S
             log.error("MCP call of %s without a known client refused", params.name)
             reply_text, is_error = "Error: unknown client; nothing was run", True
         else:
-            reply = await mcp_tools.call(client, params.name, params.arguments)
-            reply_text, is_error = reply.text, reply.is_error
+            try:
+                reply = await mcp_tools.call(client, params.name, params.arguments)
+                reply_text, is_error = reply.text, reply.is_error
+            except StateError as exc:  # the store refused a write: say so, as Slack does
+                log.error("MCP call %s of %s failed: %s", params.name, client.name, exc)
+                reply_text, is_error = f"Error: the bot could not save its state: {exc}", True
+            except Exception:  # a bug of ours: a sentence for the client, the log the rest
+                log.exception("MCP call %s of %s failed", params.name, client.name)
+                reply_text = (
+                    f"Error: {params.name} failed inside dbagent; the details are in its log"
+                )
+                is_error = True
         return types.CallToolResult(content=[types.TextContent(text=reply_text)], is_error=is_error)
 
     return Server(

@@ -310,3 +310,16 @@ async def test_two_required_approvers_neither_the_requester(
         assert await status_of_order(bot, 12) == "cancelled"
     finally:
         await harness.stop()
+
+
+async def test_a_change_slack_will_not_show_is_refused_and_left_pending_nowhere(
+    bot: SlackHarness,
+) -> None:
+    bot.slack.refuse_channel(APPROVAL_CHANNEL, "not_in_channel")
+    async with http_session(mcp_url(bot)) as session:
+        result = await session.call_tool("execute_query", {"database": STAGING, "sql": UPDATE})
+    assert result.is_error
+    assert "could not be posted" in text_of(result)
+    assert bot.agent is not None
+    assert await bot.agent.waiting_approvals() == []
+    assert await status_of_order(bot, 12) == "pending"
