@@ -167,12 +167,7 @@ class McpTools:
             }
         )
         link = await self.slack.post_card(thread, pending)
-        if link is None:
-            # Nobody can approve what nobody was shown: the approval is withdrawn.
-            await self.state.pending.claim(pending.id)
-            await self.state.requests.settle(
-                pending.id, RequestStatus.FAILED, summary="the card could not be posted; not run"
-            )
+        if link is None:  # withdrawn by cards.post_card: nobody can approve what nobody saw
             return _error(NOT_POSTED)
         try:
             await self.state.requests.note(pending.id, card=link)

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.slack_server import FakeSlack, Message
+from tests.fakes.slack_server import FakeSlack, Message, refuse_block_id
 from tests.mcp.support import (
     ALICE_TOKEN,
     APPROVAL_CHANNEL,
@@ -322,4 +322,18 @@ async def test_a_change_slack_will_not_show_is_refused_and_left_pending_nowhere(
     assert "could not be posted" in text_of(result)
     assert bot.agent is not None
     assert await bot.agent.waiting_approvals() == []
+    assert await status_of_order(bot, 12) == "pending"
+
+
+async def test_a_card_slack_refuses_leaves_the_proposal_failed_and_nothing_pending(
+    bot: SlackHarness,
+) -> None:
+    refuse_block_id(bot.slack, "approval")
+    async with http_session(mcp_url(bot)) as session:
+        result = await session.call_tool("execute_query", {"database": STAGING, "sql": UPDATE})
+    assert result.is_error and "could not be posted" in text_of(result)
+    assert bot.agent is not None and bot.state is not None
+    assert await bot.agent.waiting_approvals() == []
+    requests = [r for r in await bot.state.audit.since(None) if r["outcome"] == "withdrawn"]
+    assert [r["origin"] for r in requests] == [f"mcp:{CLIENT_NAME}"]
     assert await status_of_order(bot, 12) == "pending"
