@@ -14,7 +14,9 @@ import asyncio
 import contextlib
 import logging
 import os
+import re
 import signal
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -65,7 +67,7 @@ def build_web_app(app: AsyncApp) -> web.Application:
     async def events(request: web.Request) -> web.StreamResponse:
         body = await request.text()
         # Checked here as well as in Bolt, so an unsigned body is refused before parsing.
-        if not verifier.is_valid_request(body, dict(request.headers)):
+        if not _signed(verifier, body, request.headers):
             return web.json_response({"error": "invalid signature"}, status=401)
         why = payloads.problem(body, request.content_type)
         if why is not None:
@@ -91,6 +93,27 @@ def build_web_app(app: AsyncApp) -> web.Application:
     web_app.router.add_get(HEALTH_PATH, health)
     add_mcp_routes(web_app, services_of_app(app))
     return web_app
+
+
+_TIMESTAMP = re.compile(r"[0-9]{1,12}")
+
+
+def _signed(verifier: SignatureVerifier, body: str, headers: Mapping[str, str]) -> bool:
+    """Whether the request carries a valid Slack signature. A timestamp that is not a
+    number (empty, words, other scripts' digits) or a signature the check cannot compare
+    (non-ASCII) is refused with one log line, never an exception."""
+    timestamp = headers.get("X-Slack-Request-Timestamp")
+    signature = headers.get("X-Slack-Signature")
+    if timestamp is None or signature is None:
+        return False
+    if not _TIMESTAMP.fullmatch(timestamp) or not signature.isascii():
+        log.warning("request with a malformed Slack timestamp or signature header refused")
+        return False
+    try:
+        return verifier.is_valid(body=body, timestamp=timestamp, signature=signature)
+    except (ValueError, TypeError) as exc:  # whatever else the check cannot read
+        log.warning("request whose signature could not be checked refused: %r", exc)
+        return False
 
 
 def build_mcp_web_app(app: AsyncApp) -> web.Application:

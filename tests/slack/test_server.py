@@ -339,3 +339,35 @@ async def test_a_signed_malformed_request_gets_400_and_one_log_line(
     lines = [r for r in caplog.records if r.name == "bot.slack.server"]
     assert len(lines) == 1 and "\n" not in lines[0].getMessage(), reason
     await nothing_happened(harness)
+
+
+# (the signature headers as sent, why): none is a number of seconds, or a signature the
+# check can compare; each gets 401 and one log line, never an error and its traceback.
+BAD_HEADERS = [
+    ({"X-Slack-Request-Timestamp": "", "X-Slack-Signature": "v0=00"}, "an empty timestamp"),
+    ({"X-Slack-Request-Timestamp": "soon", "X-Slack-Signature": "v0=00"}, "a word"),
+    ({"X-Slack-Request-Timestamp": "12.5", "X-Slack-Signature": "v0=00"}, "a fraction"),
+    ({"X-Slack-Request-Timestamp": "-1", "X-Slack-Signature": "v0=00"}, "a sign"),
+    ({"X-Slack-Request-Timestamp": "9" * 5000, "X-Slack-Signature": "v0=00"}, "5,000 digits"),
+    ({"X-Slack-Request-Timestamp": "١٧٠٠", "X-Slack-Signature": "v0=00"}, "Arabic-Indic digits"),
+    (
+        {"X-Slack-Request-Timestamp": str(int(time.time())), "X-Slack-Signature": "v0=é"},
+        "a signature with a character compare_digest refuses",
+    ),
+]
+
+
+@pytest.mark.parametrize(("headers", "why"), BAD_HEADERS, ids=[why for _, why in BAD_HEADERS])
+async def test_a_malformed_timestamp_or_signature_gets_401_and_one_log_line(
+    harness: SlackHarness, caplog: pytest.LogCaptureFixture, headers: dict, why: str
+) -> None:
+    body = mention_body(harness.new_ts())
+    with caplog.at_level(logging.INFO):
+        sent = await harness.post(body, "application/json", headers)
+        await harness.idle()
+    assert sent.status == 401, why
+    serious = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert serious == [], why
+    lines = [r for r in caplog.records if r.name.startswith(("bot.", "aiohttp"))]
+    assert len(lines) == 1 and "\n" not in lines[0].getMessage(), why
+    await nothing_happened(harness)
