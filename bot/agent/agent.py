@@ -520,7 +520,10 @@ class Agent:
             )
 
     def _refuse_self_approval(self, pending: PendingApproval, approver: str) -> None:
-        if self.settings.approvals.allow_self_approval or approver != pending.requester:
+        # A change an outside client (MCP) asked for always needs someone else: the person
+        # behind the client may not have read what their agent proposed.
+        allowed = self.settings.approvals.allow_self_approval and not pending.origin
+        if allowed or approver != pending.requester:
             return
         raise SelfApprovalRefused(pending.id, SELF_APPROVAL)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from bot.agent import Agent
-from bot.agent.outcomes import ApprovalExpired, PendingApproval
+from bot.agent.outcomes import ApprovalExpired, PendingApproval, SelfApprovalRefused
 from bot.agent.tools import ApprovalRequired
 from bot.agent.tools.query import QueryParameters, execute_query
 from bot.state.executions import ExecutionRecord
@@ -115,3 +115,15 @@ async def test_a_request_whose_run_a_stop_cut_off_is_failed_with_what_is_known(
     assert record["status"] == "failed"
     assert record["applied"] is False  # stopped before COMMIT: rolled back by the server
     assert "it was not applied" in record["summary"]
+
+
+async def test_the_person_behind_the_client_never_approves_even_where_self_approval_is_allowed(
+    make_agent: AgentFactory, shop_url: str
+) -> None:
+    agent = await make_agent()
+    agent.settings.approvals.allow_self_approval = True
+    pending = await proposed(agent)
+    with pytest.raises(SelfApprovalRefused):
+        await agent.approve(pending.id, approver=REQUESTER.user_id, scope=GrantScope.ONCE)
+    assert (await request_of(agent, pending))["status"] == "pending"
+    assert (await query(shop_url, "SELECT status FROM orders WHERE id = 12"))[0][0] == "pending"
