@@ -24,6 +24,7 @@ from tests.mcp.support import (
 )
 from tests.slack.conftest import (
     APPROVER,
+    AUDIT_CHANNEL,
     BYSTANDER,
     GROUP,
     GROUP_MEMBER,
@@ -146,6 +147,8 @@ async def test_an_update_waits_for_another_approver_and_runs_once(bot: SlackHarn
         assert "1 row" in card.text
         opening = bot.slack.message(APPROVAL_CHANNEL, card.thread_ts or "")
         assert f"<@{ALICE}> via {CLIENT_NAME}" in opening.text
+        audit_lines = [m.text for m in bot.slack.messages if m.channel == AUDIT_CHANNEL]
+        assert any(f"<@{ALICE}> via {CLIENT_NAME} asks" in line for line in audit_lines)
         pending = json_of(await session.call_tool("get_proposal", {"proposal_id": proposal_id}))
         assert pending["status"] == "pending"
 

@@ -345,7 +345,7 @@ def posted_line(pending: PendingApproval, card_link: str | None, *, public: bool
     where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
     link = f" <{card_link}|card>" if card_link else ""
     head = (
-        f":lock: {person(pending.requester)} asks for a {mrkdwn.escape(pending.risk)} on "
+        f":lock: {requested_by(pending)} asks for a {mrkdwn.escape(pending.risk)} on "
         f"{where}, {mrkdwn.escape(rows_summary(_impact(pending)))}:{link}"
     )
     if not public:
@@ -363,7 +363,7 @@ def approver_dm(pending: PendingApproval, card_link: str | None) -> dict[str, An
     where = f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
     link = f"<{card_link}|Open the card>" if card_link else "The card is in the thread."
     text = (
-        f":lock: {person(pending.requester)} asks for a {mrkdwn.escape(pending.risk)} on "
+        f":lock: {requested_by(pending)} asks for a {mrkdwn.escape(pending.risk)} on "
         f"{where} ({mrkdwn.escape(rows_summary(_impact(pending)))}) and needs an approver. "
         f"{link}"
     )
@@ -377,7 +377,7 @@ def audit_line(
     card is in a public channel (bot.slack.privacy); else the row count and the link."""
     pending = decision.pending
     head = (
-        f"{person(pending.requester)} asked, {person(decision.approver)} approved "
+        f"{requested_by(pending)} asked, {person(decision.approver)} approved "
         f"({decision.scope or 'once'}) a {mrkdwn.escape(pending.risk)} on "
         f"*{mrkdwn.escape(pending.database)}* ({mrkdwn.escape(pending.environment)})"
     )

@@ -17,7 +17,7 @@ from typing import Any
 from bot.agent.outcomes import PendingApproval
 from bot.config import DatabaseConfig
 from bot.slack import mrkdwn, strings
-from bot.slack.blocks.common import person
+from bot.slack.blocks.approval_card import requested_by
 from bot.slack.sessions import Thread
 
 Block = dict[str, Any]
@@ -59,7 +59,7 @@ def _card(card: WaitingCard, now: float) -> list[Block]:
     line = strings.HOME_CARD_LINE.format(
         database=mrkdwn.escape(pending.database),
         environment=mrkdwn.escape(pending.environment),
-        who=person(pending.requester),
+        who=requested_by(pending),
         age=strings.age(max(0.0, now - pending.created_at)),
         sql=f"`{sql_head(pending.sql)}`" if card.public else strings.HOME_PRIVATE_SQL,
     )
