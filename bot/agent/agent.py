@@ -346,8 +346,9 @@ class Agent:
     async def session(self, session_id: str) -> Session | None:
         return await self.sessions.load(session_id)
 
-    async def recover(self) -> list[Recovered]:
-        """At start, what the last process left going. Approved changes it stopped while they
+    async def recover(self, *, at_start: bool = True) -> list[Recovered]:
+        """At start (and on a fleet, whenever a session's lease expired), what a process
+        that stopped left going. Approved changes it stopped while they
         ran are never re-run: each is audited as `outcome unknown`, its paused call answered
         with what is known, its grant dropped, and it is returned (Interrupted) for the
         adapter to tell the thread. Every other run it left `running` becomes `interrupted`
@@ -371,7 +372,8 @@ class Agent:
             item = await self._report_interrupted(record)
             if item is not None:
                 found.append(item)
-        dropped = await self.grants.drop_held()
+        # Held grants are dropped at start only: later, other replicas' executions hold some.
+        dropped = await self.grants.drop_held() if at_start else 0
         if found or dropped:
             log.warning(
                 "%d approved change(s) were cut off by a stop; %d grant(s) dropped",

@@ -101,11 +101,27 @@ async def audit_main(argv: list[str], out: TextIO | None = None) -> int:
         records = await state.audit.since(since)
     finally:
         await state.close()
-    if args.json:
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    elif records:
-        out.write(render_table(records) + "\n")
-    else:
-        out.write("no audit records" + (f" since {since.isoformat()}" if since else "") + "\n")
+    try:
+        if args.json:
+            for record in records:
+                out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        elif records:
+            out.write(render_table(records) + "\n")
+        else:
+            out.write("no audit records" + (f" since {since.isoformat()}" if since else "") + "\n")
+        out.flush()
+    except BrokenPipeError:  # the reader had enough (`dbagent audit --json | head`)
+        _quiet_stdout(out)
     return 0
+
+
+def _quiet_stdout(out: TextIO) -> None:
+    """Stdout's reader is gone: what is left unwritten goes nowhere, so that Python's own
+    flush at exit does not fail again with a traceback."""
+    try:
+        descriptor = out.fileno()
+    except (OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, descriptor)
+    os.close(devnull)

@@ -37,6 +37,8 @@ from bot.slack.blocks.working import working_message
 from bot.slack.sessions import Thread
 from bot.slack.turns import Capabilities
 from bot.slack.web_api import ProgressDropped, progress_calls
+from bot.state import StateError
+from bot.state.live_messages import LiveKind, LiveMessages
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,7 @@ class LiveProgress:
         recipient: str,
         stoppable: bool = False,
         grace_s: float = 1.0,
+        left_open: LiveMessages | None = None,
     ) -> None:
         self._client = client
         self._thread = thread
@@ -111,6 +114,7 @@ class LiveProgress:
         self._recipient = recipient
         self._stoppable = stoppable
         self._grace_s = grace_s
+        self._left_open = left_open  # where the open stream and working message are kept
         self._assistant = thread.channel.startswith("D")
         self._wanted = _Wanted()
         self._sent_steps: dict[str, tuple[str, str, str | None]] = {}
@@ -269,6 +273,7 @@ class LiveProgress:
                     chunks=chunks,
                 )
                 self._stream_ts = str(response["ts"])
+                await self._remember("stream", self._stream_ts)
             else:
                 await self._client.chat_appendStream(
                     channel=self._thread.channel, ts=self._stream_ts, chunks=chunks
@@ -305,6 +310,7 @@ class LiveProgress:
                     channel=self._thread.channel, thread_ts=self._thread.thread_ts, **message
                 )
                 self._working_ts = str(response["ts"])
+                await self._remember("working", self._working_ts)
             else:
                 await self._client.chat_update(
                     channel=self._thread.channel, ts=self._working_ts, **message
@@ -314,6 +320,23 @@ class LiveProgress:
         except _SLACK_ERRORS as exc:
             log.warning("working message not updated: %s", exc)
         self._shown_line = (line, self._stoppable)
+
+    async def _remember(self, kind: LiveKind, ts: str) -> None:
+        """Keep an opened message in the store, for whoever closes it after a crash."""
+        if self._left_open is None:
+            return
+        try:
+            await self._left_open.opened(kind, self._thread.session_id, self._thread.channel, ts)
+        except StateError as exc:
+            log.warning("the %s message of %s is not remembered: %s", kind, self._thread, exc)
+
+    async def _forget(self, kind: LiveKind, ts: str) -> None:
+        if self._left_open is None:
+            return
+        try:
+            await self._left_open.closed(kind, self._thread.session_id, ts)
+        except StateError as exc:
+            log.warning("the %s message of %s is not forgotten: %s", kind, self._thread, exc)
 
     # -- the end ------------------------------------------------------------------------
     async def finish(self, text: str = "", *, waiting: str | None = None) -> bool:
@@ -344,6 +367,8 @@ class LiveProgress:
         except _SLACK_ERRORS as exc:
             log.warning("stream of %s not stopped: %s", self._thread.session_id, exc)
             return False
+        finally:
+            await self._forget("stream", self._stream_ts)
         return fits
 
     async def fail(self, reason: str) -> None:
@@ -362,6 +387,7 @@ class LiveProgress:
             await self._client.chat_stopStream(
                 channel=self._thread.channel, ts=self._stream_ts, chunks=self._pending_chunks()
             )
+        await self._forget("stream", self._stream_ts)
 
     async def clear(self) -> None:
         await self.close()
@@ -377,6 +403,7 @@ class LiveProgress:
                 await self._client.chat_delete(channel=self._thread.channel, ts=self._working_ts)
             except _SLACK_ERRORS as exc:
                 log.warning("working message not deleted: %s", exc)
+            await self._forget("working", self._working_ts)
             self._working_ts = None
         if self._assistant and self._status_line and self._caps.shows_status(self._thread.team):
             self.calls += 1

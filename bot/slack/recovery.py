@@ -8,19 +8,27 @@
   record of it (`RunInterrupted`): what was running and what to check. Never re-run.
 
 Resumed runs and reports of cut-off runs go through the thread's queue, so a message that
-arrives meanwhile waits its turn."""
+arrives meanwhile waits its turn. What the cut-off run left open in its thread (its stream,
+its working message) is closed first, with what happened (left_open.py).
+
+On a fleet (leases in Redis) a replica that dies is not necessarily restarted: every replica
+watches for runs whose session lease expired (`watch_expired_leases`, every
+`LEASE_WATCH_S`) and takes them up the same way, so the thread is told within that time
+after the lease expires (a lease lives 15 s without its holder's heartbeat)."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from bot.agent.outcomes import Interrupted, Recovered, RunInterrupted, RunResumable
-from bot.slack import delivery, mrkdwn, outcome
+from bot.slack import delivery, mrkdwn, outcome, strings
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.common import markdown_section
 from bot.slack.blocks.messages import answer_message
+from bot.slack.left_open import close_left_open
 from bot.slack.sessions import Job, Thread
 from bot.slack.status_line import StatusLine
 from bot.state import StateError
@@ -49,6 +57,7 @@ async def tell_interrupted(services: Services, interrupted: Iterable[Recovered])
         except ValueError:
             log.warning("interrupted change without a Slack thread (%s)", item.session_id)
             continue
+        await close_left_open(services, thread, strings.CUT_OFF_TOLD)
         await close_card(services, item)
         message = interrupted_message(item.text)
         if await delivery.post(services.client, thread, message) is not None:
@@ -101,6 +110,7 @@ def take_up(services: Services, recovered: Sequence[Recovered]) -> None:
 
 def _tell(services: Services, thread: Thread, text: str) -> Job:
     async def job() -> None:
+        await close_left_open(services, thread, strings.CUT_OFF_TOLD)
         await delivery.post(services.client, thread, answer_message(text))
 
     return job
@@ -108,8 +118,40 @@ def _tell(services: Services, thread: Thread, text: str) -> Job:
 
 def _resume(services: Services, thread: Thread) -> Job:
     async def job() -> None:
-        status = StatusLine(services.client, thread, grace_s=services.status_grace_s)
+        await close_left_open(services, thread, strings.CUT_OFF_RESUMED)
+        status = StatusLine(
+            services.client,
+            thread,
+            grace_s=services.status_grace_s,
+            left_open=services.live_messages,
+        )
         run = services.agent.resume(thread.session_id, progress=status.step)
         await outcome.answer_in_thread(services, thread, status, run, what="resumed run")
 
     return job
+
+
+LEASE_WATCH_S = 10.0
+
+
+async def watch_expired_leases(services: Services, every_s: float = LEASE_WATCH_S) -> None:
+    """On a fleet, take up the runs of replicas that died: every `every_s`, the runs left
+    `running` whose session lease nobody holds any more (and approved changes cut off)
+    are reported or resumed in their threads, as at a restart. Whichever replica looks
+    first takes each up (under the session's lease); the others find it settled."""
+    if not services.state.leases.shared:
+        return  # one process: its restart takes its runs up
+    while True:
+        await asyncio.sleep(every_s)
+        try:
+            found = await services.agent.recover(at_start=False)
+        except StateError as exc:
+            log.warning("runs of stopped replicas not looked for: %s", exc)
+            continue
+        except Exception:  # the watch goes on: the next look may succeed
+            log.exception("runs of stopped replicas not taken up")
+            continue
+        if found:
+            log.warning("taking up %d run(s) of a replica that stopped", len(found))
+            await tell_interrupted(services, found)
+            take_up(services, found)

@@ -32,7 +32,7 @@ from bot.mcp.http import MCP_PATH, add_mcp_routes
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
 from bot.slack.listeners.actions.stop_run import listen_for_forwarded_stops
-from bot.slack.recovery import take_up, tell_interrupted
+from bot.slack.recovery import take_up, tell_interrupted, watch_expired_leases
 from bot.slack.sessions import SessionQueues
 from bot.slack.web_api import api_session, make_client
 from bot.state import State, open_state
@@ -228,6 +228,7 @@ async def serve(settings: Settings) -> None:
     _stop_on_signals(stop, hurry)
     app: AsyncApp | None = None
     forwarded_stops: asyncio.Task[None] | None = None
+    lease_watch: asyncio.Task[None] | None = None
     try:
         agent, databases, model, interrupted = await _build_agent(settings, state)
         client = make_client(settings, session=session)
@@ -240,6 +241,7 @@ async def serve(settings: Settings) -> None:
         forwarded_stops = asyncio.create_task(
             listen_for_forwarded_stops(services), name="forwarded stops"
         )
+        lease_watch = asyncio.create_task(watch_expired_leases(services), name="lease watch")
         app_token = settings.slack_app_token.get_secret_value() if settings.slack_app_token else ""
         if app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
@@ -275,6 +277,10 @@ async def serve(settings: Settings) -> None:
         if app is not None:
             queues = services_of_app(app).queues
             await _finish_turns(queues, settings.slack.shutdown_grace_s, hurry)
+        if lease_watch is not None:
+            lease_watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await lease_watch
         if forwarded_stops is not None:
             forwarded_stops.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -21,6 +21,7 @@ from bot.slack.status_line import STATUS_GRACE_S
 from bot.slack.turns import Capabilities, RunningTurns
 from bot.slack.users import UserDirectory
 from bot.state import State
+from bot.state.live_messages import LiveMessages
 
 if TYPE_CHECKING:
     from bot.agent import Agent
@@ -42,6 +43,7 @@ class Services:
     open_cards: OpenMessages[PendingApproval]  # cards still showing buttons (in the store)
     open_questions: OpenMessages[Question]
     deciding_cards: OpenMessages[PendingApproval]  # clicked; the decision still runs
+    live_messages: LiveMessages  # streams and working messages open while runs work
     queues: SessionQueues = field(default_factory=SessionQueues)
     status_grace_s: float = STATUS_GRACE_S
     store_wait_s: float = 600.0  # a message waits this long for an unreachable state store
@@ -80,6 +82,7 @@ class Services:
             deciding_cards=OpenMessages(
                 state.posted, "deciding", PendingApproval.from_json, state.clock
             ),
+            live_messages=LiveMessages(state.posted, state.clock),
         )
 
 

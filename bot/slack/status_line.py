@@ -11,6 +11,9 @@ from bot.agent.outcomes import Step
 from bot.slack.blocks.working import working_message
 from bot.slack.delivery import SLACK_ERRORS
 from bot.slack.sessions import Thread
+from bot.slack.web_api import ProgressDropped, progress_calls
+from bot.state import StateError
+from bot.state.live_messages import LiveMessages
 
 log = logging.getLogger(__name__)
 
@@ -34,11 +37,13 @@ class StatusLine:
         *,
         grace_s: float = STATUS_GRACE_S,
         stoppable: bool = False,
+        left_open: LiveMessages | None = None,
     ) -> None:
         self._client = client
         self._thread = thread
         self._stop_for = thread.session_id if stoppable else None  # Stop's value
         self._grace_s = grace_s
+        self._left_open = left_open  # where the open message is kept, for after a crash
         self._ts: str | None = None
         self._wanted: str | None = None
         self._shown: str | None = None
@@ -60,6 +65,7 @@ class StatusLine:
             self._writer = asyncio.create_task(self._write())
 
     async def _write(self) -> None:
+        progress_calls()  # this task's calls are progress: dropped when Slack is behind
         if self._ts is None and self._grace_s > 0:
             try:
                 await asyncio.wait_for(self._closed.wait(), self._grace_s)
@@ -74,11 +80,14 @@ class StatusLine:
                     response = await self._client.chat_postMessage(
                         channel=self._thread.channel, thread_ts=self._thread.thread_ts, **message
                     )
-                    self._ts = response["ts"]
+                    self._ts = str(response["ts"])
+                    await self._remember(self._ts)
                 else:
                     await self._client.chat_update(
                         channel=self._thread.channel, ts=self._ts, **message
                     )
+            except ProgressDropped:
+                return  # Slack is behind: the next line is shown, if there is one
             except SLACK_ERRORS as exc:
                 log.warning("status line not updated: %s", exc)
                 return
@@ -95,4 +104,18 @@ class StatusLine:
             await self._client.chat_delete(channel=self._thread.channel, ts=self._ts)
         except SLACK_ERRORS as exc:
             log.warning("status message not deleted: %s", exc)
+        if self._left_open is not None:
+            try:
+                await self._left_open.closed("working", self._thread.session_id, self._ts)
+            except StateError as exc:
+                log.warning("the status message of %s is not forgotten: %s", self._thread, exc)
         self._ts = None
+
+    async def _remember(self, ts: str) -> None:
+        if self._left_open is None:
+            return
+        thread = self._thread
+        try:
+            await self._left_open.opened("working", thread.session_id, thread.channel, ts)
+        except StateError as exc:
+            log.warning("the status message of %s is not remembered: %s", thread, exc)

@@ -71,6 +71,10 @@ STOP_TOO_LATE = "Nothing was running to stop: this request has finished (or not 
 
 # -- steps shown while a run works (task_update titles come from the agent) --------------
 STEP_APPROVAL = "Waiting for approval"
+# What closes a stream or working message a run left open when its process stopped.
+STEP_CUT_OFF = "Cut off: the bot stopped while this ran"
+CUT_OFF_RESUMED = "The bot stopped while this ran; it carries on below."
+CUT_OFF_TOLD = "The bot stopped while this ran; what was running, and what to check, is below."
 
 # -- results ------------------------------------------------------------------------------
 RESULT_ROWS = "{database} — {rows}"

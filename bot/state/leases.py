@@ -26,6 +26,10 @@ log = logging.getLogger(__name__)
 
 
 class SessionLeases(ABC):
+    # Whether other processes see these leases (a fleet on Redis): only then can a lease
+    # expire while this process runs, and another's runs be taken up (bot/slack/recovery.py).
+    shared: bool = False
+
     @abstractmethod
     def hold(self, session_id: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Hold the session's lease for the block; waits behind earlier holders."""
@@ -93,6 +97,8 @@ _Stand = Literal["join", "wait", "hold"]
 
 
 class RedisLeases(SessionLeases):
+    shared = True
+
     def __init__(self, db: RedisDb, *, heartbeat_s: float = 15.0, poll_s: float = 0.02) -> None:
         self._db = db
         self._heartbeat_ms = int(heartbeat_s * 1000)

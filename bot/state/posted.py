@@ -20,8 +20,10 @@ from bot.state.codec import Record, decode, encode
 from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
 
-# "deciding": a card whose decision is running (its buttons still show until it ends)
-Kind = Literal["card", "deciding", "question"]
+# "deciding": a card whose decision is running (its buttons still show until it ends);
+# "stream", "working": a run's streamed message and working message, open while it runs
+# (live_messages.py)
+Kind = Literal["card", "deciding", "question", "stream", "working"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
+import sys
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -140,3 +142,37 @@ async def test_the_table_shows_control_characters_in_sql_and_errors_visibly(
     assert "\r" not in printed and "\x1b" not in printed and "\u202e" not in printed
     assert "OR 1=1 -- <U+000D><U+001B>[" in printed
     assert "bad<U+202E>value" in printed
+
+
+@pytest.mark.parametrize("output", [["--json"], []], ids=["json lines", "the table"])
+async def test_a_reader_that_stops_early_leaves_no_traceback(
+    tmp_path: Path, output: list[str]
+) -> None:
+    # `dbagent audit --json | head -1`: more than a pipe holds, and the reader goes at once.
+    state = await open_state(Settings(dbagent_state_dir=tmp_path, databases=[]))
+    for number in range(1_500):
+        await state.audit.record(
+            session_id="T:C:1",
+            requester="U0ADA",
+            approver="U0BOSS",
+            database="shop-staging",
+            environment="staging",
+            risk="write",
+            sql=f"UPDATE orders SET note = '{'x' * 100}' WHERE id = {number}",
+            outcome="executed",
+            rows=1,
+        )
+    await state.close()
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "audit", "--state-dir", str(tmp_path), *output,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert process.stdout is not None and process.stderr is not None
+    first = await process.stdout.readline()
+    assert first
+    process.stdout.feed_eof()
+    transport = process._transport  # type: ignore[attr-defined]
+    transport.get_pipe_transport(1).close()  # the reader is gone
+    errors = await process.stderr.read()
+    assert await process.wait() == 0
+    assert b"Traceback" not in errors and b"BrokenPipe" not in errors, errors.decode()

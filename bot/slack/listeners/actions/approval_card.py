@@ -106,6 +106,7 @@ async def decide(
         services.capabilities,
         recipient=pending.requester,
         grace_s=services.status_grace_s,
+        left_open=services.live_messages,
     )
 
     decided: list[ApprovalDecision] = []

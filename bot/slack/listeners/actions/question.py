@@ -105,7 +105,9 @@ async def answer(
     # The buttons go at once, before the (maybe long) rest of the run.
     answered = question_blocks.answered_question(asked, option.label, click.user)
     await delivery.update(client, click.channel, click.message_ts, answered)
-    status = StatusLine(client, thread, grace_s=services.status_grace_s)
+    status = StatusLine(
+        client, thread, grace_s=services.status_grace_s, left_open=services.live_messages
+    )
 
     async def run() -> Outcome | None:
         try:

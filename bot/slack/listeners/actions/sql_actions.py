@@ -169,7 +169,13 @@ def submit(services: Services, request: RunRequest) -> None:
 
 async def run(services: Services, request: RunRequest) -> None:
     thread = request.thread
-    status = StatusLine(services.client, thread, grace_s=services.status_grace_s, stoppable=True)
+    status = StatusLine(
+        services.client,
+        thread,
+        grace_s=services.status_grace_s,
+        stoppable=True,
+        left_open=services.live_messages,
+    )
 
     async def statement() -> Outcome:
         requester = await services.users.requester(request.user)

@@ -47,7 +47,12 @@ async def handle_click(services: Services, click: Click) -> None:
     thread = click.thread
 
     async def job() -> None:
-        status = StatusLine(services.client, thread, grace_s=services.status_grace_s)
+        status = StatusLine(
+            services.client,
+            thread,
+            grace_s=services.status_grace_s,
+            left_open=services.live_messages,
+        )
 
         async def run() -> Outcome:
             await status.show(strings.UNDO_PREPARING)

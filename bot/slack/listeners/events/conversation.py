@@ -110,6 +110,7 @@ async def accept(services: Services, incoming: Incoming, bot_user_id: str | None
         services.capabilities,
         recipient=incoming.user,
         grace_s=services.status_grace_s,
+        left_open=services.live_messages,
     )
     status.acknowledge(incoming.ts)  # seen, at once: the first thing the person sees
 
