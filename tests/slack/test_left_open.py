@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +53,15 @@ async def left_open(env: dict[str, str], thread_ts: str) -> set[str]:
         return {m.kind for m in await LiveMessages(state.posted).left_open(session_id)}
     finally:
         await state.close()
+
+
+def both_open(env: dict[str, str], thread_ts: str) -> Callable[[], Awaitable[bool]]:
+    """Whether the run's stream and working message (with Stop) are open, and in the store."""
+
+    async def check() -> bool:
+        return await left_open(env, thread_ts) == {"stream", "working"}
+
+    return check
 
 
 def stream_of(slack: FakeSlack, thread_ts: str) -> Stream | None:
@@ -102,10 +111,7 @@ async def test_a_kill_during_a_streamed_read_then_a_restart_stops_the_stream_onc
         thread_ts, _ = await first.sender(sender).mention("count everything")
 
         # The stream and the working message (with Stop) are open, and in the store.
-        async def both_open() -> bool:
-            return await left_open(env, thread_ts) == {"stream", "working"}
-
-        await until(both_open, within_s=20)
+        await until(both_open(env, thread_ts), within_s=20)
         assert await statement_running(shop_url)
         first.kill()  # during the read
     stream = stream_of(slack, thread_ts)
@@ -159,7 +165,7 @@ async def test_a_replica_killed_mid_run_is_taken_up_by_the_other_within_the_stat
             async with served(env_a) as replica_a, served(env_b) as replica_b:
                 thread_ts, _ = await replica_a.sender(sender).mention("which tables?")
                 await slack.wait_for(lambda: len(model.requests) == 2, within_s=20)
-                await slack.wait_for(lambda: stream_of(slack, thread_ts), within_s=20)
+                await until(both_open(env_a, thread_ts), within_s=20)
                 replica_a.kill()  # while its model thinks; B keeps serving
                 killed_at = time.monotonic()
 
