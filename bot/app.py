@@ -8,6 +8,7 @@ still lacks before the bot can serve, and `summary` is the line the bot logs whe
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,8 @@ if TYPE_CHECKING:
     from bot.agent.outcomes import Recovered
     from bot.db import DatabaseRegistry
     from bot.state import State
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -154,18 +157,25 @@ def serving_problem(settings: Settings) -> str | None:
 
 
 async def unreachable_databases(settings: Settings) -> dict[str, str]:
-    """Configured databases that do not answer now, by name, with the reason."""
-    from bot.db import Database, DbError
+    """Configured databases whose primary does not answer now, by name, with the reason. A
+    replica (`read_url`) is judged apart: one that does not answer is logged, and reads go
+    to the primary until it does (bot/db/database.py)."""
+    from bot.db import Database
 
     async def probe(config: DatabaseConfig) -> str | None:
         database = Database(config, settings.limits)
         try:
-            await database.server_version()
-        except DbError as exc:
-            return exc.message
+            primary, replica = await database.probe()
         finally:
             await database.close()
-        return None
+        if primary is None and replica is not None:
+            log.warning(
+                "the replica of %s is unreachable for now (%s): its reads go to the primary "
+                "until it answers",
+                config.name,
+                replica,
+            )
+        return primary
 
     reasons = await asyncio.gather(*(probe(config) for config in settings.databases))
     return {

@@ -15,6 +15,7 @@ import pytest
 from bot.__main__ import main
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import FakeSlack
+from tests.private_redis import free_port
 
 REPOSITORY = Path(__file__).resolve().parent.parent
 TOKEN = "xoxb-main"
@@ -220,3 +221,43 @@ async def test_the_model_clients_request_lines_are_logged_only_at_debug(
     assert "a warning of the client" in log, reason
     assert ("HTTP Request:" in log) is shown, f"{reason}: {log}"
     assert ("request options" in log) is shown, f"{reason}: {log}"
+
+
+async def test_a_replica_down_at_start_is_a_warning_and_the_bot_serves(
+    tmp_path, mysql_url, model, slack
+):
+    dead = f"mysql://root@127.0.0.1:{free_port()}/test"
+    (tmp_path / "dbagent.toml").write_text(
+        f'[[databases]]\nname = "shop"\nurl = "{mysql_url}"\nenvironment = "staging"\n'
+        f'read_url = "{dead}"\n'
+    )
+    env = environment(
+        tmp_path,
+        DBAGENT_CONFIG=str(tmp_path / "dbagent.toml"),
+        OPENAI_BASE_URL=model.url,
+        OPENAI_MODEL="fake-model",
+        SLACK_BOT_TOKEN=TOKEN,
+        SLACK_SIGNING_SECRET="secret",
+        SLACK_API_URL=slack.api_url,
+        PORT="0",
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", cwd=tmp_path, env=env, stderr=asyncio.subprocess.PIPE
+    )
+    assert process.stderr is not None
+    seen: list[str] = []
+    try:
+        while not any("is serving Slack" in line for line in seen):
+            line = await asyncio.wait_for(process.stderr.readline(), 30)
+            assert line, "the bot exited before serving: " + "".join(seen)
+            seen.append(line.decode())
+        process.send_signal(signal.SIGTERM)
+        assert await asyncio.wait_for(process.wait(), 30) == 0
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+    log = "".join(seen)
+    [warning] = [line for line in log.splitlines() if "the replica of shop" in line]
+    assert "WARNING" in warning and "reads go to the primary" in warning
+    assert "no configured database is reachable" not in log

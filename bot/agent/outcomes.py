@@ -50,6 +50,7 @@ class QueryResult:
     chart: dict[str, Any] | None = None
     # One line naming the masked columns and why ("" when none was): shown with the rows.
     masked: str = ""
+    note: str | None = None  # said with the result (e.g. read on the primary, not the replica)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -64,6 +65,7 @@ class QueryResult:
             truncated=bool(data["truncated"]),
             chart=data.get("chart"),
             masked=str(data.get("masked") or ""),
+            note=data.get("note"),
         )
 
 

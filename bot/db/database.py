@@ -1,18 +1,27 @@
 """One configured database: its pools (primary, and replica when `read_url` is set), statement
-runs and catalog reads. Pools open nothing until first use."""
+runs and catalog reads. Pools open nothing until first use.
+
+A replica that cannot be reached does not stop reads: they run on the primary instead (the
+execution carries a note saying so, for the answer), and the replica is tried again after
+REPLICA_RETRY_S. Only a failure to connect falls back, when nothing ran yet."""
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import AsyncIterator, Sequence
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 
 from bot.config import DatabaseConfig, Limits
 from bot.db import catalog
 from bot.db.pool import ConnectionPool
 from bot.db.session import RawResult, Session, open_session
-from bot.db.types import DbError, Execution, ResultSet, StatementOutcome
+from bot.db.types import DbError, Execution, ResultSet, StatementOutcome, Unreachable
 from bot.sql.lexical import statement_text
+
+log = logging.getLogger(__name__)
+
+REPLICA_RETRY_S = 30.0  # a replica found unreachable is tried again after this long
 
 
 class Database:
@@ -22,6 +31,7 @@ class Database:
         self._primary: ConnectionPool | None = None
         self._replica: ConnectionPool | None = None
         self._version: str | None = None
+        self._replica_down: tuple[float, str] | None = None  # (try again at, why)
         # Bumped when a write of ours starts and when it ends: what was read from the catalog
         # before (bot.db.reach's cached snapshot) is not trusted after it.
         self.writes = 0
@@ -46,12 +56,17 @@ class Database:
             raise DbError("writes never run on the replica")
         row_limit = max(1, min(limit, self.limits.max_rows))
         timeout = self.limits.statement_timeout_s if timeout_s is None else timeout_s
-        pool = self._reads() if use_replica else self._primary_pool()
         outcomes: list[StatementOutcome] = []
         failed_at: int | None = None
+        note = None
         try:
-            opened = open_session(pool, read_only=read_only, timeout_s=timeout)
+            if use_replica:
+                opened = self._read_session(timeout)
+            else:
+                opened = open_session(self._primary_pool(), read_only=read_only, timeout_s=timeout)
             async with opened if read_only else self._writing(opened) as session:
+                if use_replica and session.pool is not self._replica:
+                    note = self.replica_note()
                 for position, sql in enumerate(texts, 1):
                     failed_at = position
                     started = time.perf_counter()
@@ -63,7 +78,7 @@ class Database:
             if failed_at is not None and len(texts) > 1:
                 where = f"statement {failed_at} of {len(texts)} failed: "
             raise DbError(where + exc.message, tuple(outcomes)) from None
-        return Execution(self.config.name, tuple(outcomes))
+        return Execution(self.config.name, tuple(outcomes), note)
 
     async def server_version(self) -> str:
         """The server's VERSION(), e.g. "10.11.19-MariaDB-0+deb12u1"; asked once."""
@@ -134,9 +149,65 @@ class Database:
         return open_session(self._primary_pool(), read_only=True, timeout_s=timeout)
 
     def _catalog_session(self) -> AbstractAsyncContextManager[Session]:
-        return open_session(
-            self._reads(), read_only=True, timeout_s=self.limits.statement_timeout_s
-        )
+        return self._read_session(self.limits.statement_timeout_s)
+
+    @asynccontextmanager
+    async def _read_session(self, timeout_s: float) -> AsyncIterator[Session]:
+        """A read-only session where reads go: the replica, or the primary while the replica
+        cannot be reached (see `replica_note`)."""
+        async with AsyncExitStack() as stack:
+            pool = self._reads()
+            try:
+                session = await stack.enter_async_context(
+                    open_session(pool, read_only=True, timeout_s=timeout_s)
+                )
+            except Unreachable as exc:
+                if pool is self._primary_pool():
+                    raise
+                self._replica_lost(exc.message)
+                session = await stack.enter_async_context(
+                    open_session(self._primary_pool(), read_only=True, timeout_s=timeout_s)
+                )
+            else:
+                if pool is not self._primary and self._replica_down is not None:
+                    log.warning("the replica of %s answers again", self.config.name)
+                    self._replica_down = None
+            yield session
+
+    def _replica_lost(self, why: str) -> None:
+        if self._replica_down is None:
+            log.warning("reads of %s go to the primary for now: %s", self.config.name, why)
+        self._replica_down = (time.monotonic() + REPLICA_RETRY_S, why)
+
+    def replica_note(self) -> str | None:
+        """While the replica cannot be reached: a sentence saying reads ran on the primary."""
+        if self._replica_down is None:
+            return None
+        return f"read on the primary: the replica cannot be reached ({self._replica_down[1]})"
+
+    async def probe(self) -> tuple[str | None, str | None]:
+        """(why the primary does not answer, why the replica does not), None for each that
+        does: judged separately, so a replica down does not make the database unusable."""
+
+        async def ask(pool: ConnectionPool) -> str | None:
+            try:
+                async with open_session(
+                    pool, read_only=True, timeout_s=self.limits.statement_timeout_s
+                ) as session:
+                    await session.fetch("SELECT 1", limit=1)
+            except DbError as exc:
+                return exc.message
+            return None
+
+        primary = await ask(self._primary_pool())
+        replica = None
+        if self.config.read_url is not None:
+            replica = await ask(self._replica_pool())
+            if replica is not None:
+                self._replica_lost(replica)
+            else:
+                self._replica_down = None
+        return primary, replica
 
     def _primary_pool(self) -> ConnectionPool:
         if self._primary is None:
@@ -144,9 +215,15 @@ class Database:
         return self._primary
 
     def _reads(self) -> ConnectionPool:
-        """Where reads go: the replica's pool when `read_url` is set."""
+        """Where reads go: the replica's pool when `read_url` is set (the primary's while it
+        was found unreachable less than REPLICA_RETRY_S ago)."""
         if self.config.read_url is None:
             return self._primary_pool()
+        if self._replica_down is not None and time.monotonic() < self._replica_down[0]:
+            return self._primary_pool()
+        return self._replica_pool()
+
+    def _replica_pool(self) -> ConnectionPool:
         if self._replica is None:
             self._replica = ConnectionPool(
                 f"{self.config.name} (replica)", self.config.read_target, self.limits

@@ -20,7 +20,7 @@ from asyncmy.errors import MySQLError
 
 from bot.config import ConnectionTarget, Limits
 from bot.db.driver import open_connection, stream_broken
-from bot.db.types import DbError
+from bot.db.types import DbError, Unreachable
 
 log = logging.getLogger(__name__)
 
@@ -124,13 +124,13 @@ class ConnectionPool:
                 await connection.connect()
         except TimeoutError:
             connection.close()
-            raise DbError(
+            raise Unreachable(
                 f"cannot connect to {self.database_name} (no answer from "
                 f"{target.host}:{target.port} within {timeout_s:g} s)"
             ) from None
         except (MySQLError, OSError) as exc:
             connection.close()
-            raise DbError(
+            raise Unreachable(
                 f"cannot connect to {self.database_name} ({self._connect_reason(exc)})"
             ) from None
         except BaseException:

@@ -20,6 +20,10 @@ class DbError(Exception):
         self.outcomes = outcomes
 
 
+class Unreachable(DbError):
+    """No connection could be opened (nothing ran): another server may take the work."""
+
+
 class UnknownObject(DbError):
     """An unknown database or table; the message lists the closest names."""
 
@@ -48,6 +52,8 @@ class StatementOutcome:
 class Execution:
     database: str
     outcomes: tuple[StatementOutcome, ...] = field(default_factory=tuple)
+    # Set when reads meant for the replica ran on the primary (the replica is unreachable).
+    note: str | None = None
 
     @property
     def last_result(self) -> ResultSet | None:

@@ -133,6 +133,7 @@ CARD_NOT_POSTED = (
     "The approval card could not be posted (Slack answered `{error}`), so nobody could "
     "approve this change: it was dropped and not run. Ask again to get a new card."
 )
+RESULT_NOTE = ":information_source: Note: {note}."
 CARD_WITHDRAWN_REASON = "the approval card could not be posted in Slack ({error})"
 CARD_NOT_APPROVABLE = (
     ":no_entry: *Cannot be approved here:* the SQL is cut on this card and its full text "

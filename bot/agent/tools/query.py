@@ -96,6 +96,8 @@ def _reply(
     note: dict[str, Any] = {"note": f"limit capped at {capped_at} rows"} if capped_at else {}
     if masked:
         note["masked"] = masked
+    if run.note is not None:  # the person is told too, with the result
+        note["replica"] = run.note
     result = run.last_result
     if result is not None:
         summary = f"{_plural(result.row_count, 'row')} returned" + (
@@ -117,6 +119,7 @@ def _reply(
             # Kept even when it cannot be drawn: the person is told why, the model too.
             chart=chart.to_json() if chart is not None else None,
             masked=masked,
+            note=run.note,
         )
         return ToolReply(dumps(table(result, **note)), result=query_result, summary=summary)
     affected = sum(outcome.affected_rows or 0 for outcome in run.outcomes)

@@ -251,6 +251,8 @@ def result_message(
         blocks.append(context_line(strings.CHART_BLOCK_REFUSED))
     if result.masked:  # which columns show [masked], and why: one line
         blocks.append(context_line(mrkdwn.escape(_cut(result.masked, SQL_CONTEXT_CHARS))))
+    if result.note:
+        blocks.append(context_line(mrkdwn.escape(strings.RESULT_NOTE.format(note=result.note))))
     blocks.append(sql_context(result.sql))
     fallback = f"{result.database} — {strings.plural(len(result.rows), 'row')}"
     return {"text": mrkdwn.escape(fallback), "blocks": blocks}
