@@ -17,6 +17,7 @@ from typing import TextIO
 
 from bot.check.database import database_lines
 from bot.check.lines import Line, Mark, failed, passed, warning
+from bot.check.mcp import mcp_lines
 from bot.check.model import model_line
 from bot.check.slack import manifest_scopes, read_manifest, slack_lines
 from bot.config import ConfigError, Settings, load_settings
@@ -109,6 +110,8 @@ async def run_checks(settings: Settings) -> list[Line]:
     slack = results[-1]
     assert isinstance(slack, list)
     lines.extend(slack)
+    if not any(line.mark is Mark.FAILED and line.subject == "Slack auth.test" for line in slack):
+        lines.extend(await mcp_lines(settings))
     return lines
 
 

@@ -269,6 +269,7 @@ class FakeSlack(LocalServer):
         self.checks_messages = checks_messages
         # Channels whose conversations.info says is_private (G… and D… always are).
         self.private_channels = private_channels
+        self.channels_without_bot: set[str] = set()  # conversations.info: is_member false
         self.calls: list[Call] = []
         self.messages: list[Message] = []
         self.files: dict[str, UploadedFile] = {}
@@ -727,6 +728,7 @@ class FakeSlack(LocalServer):
                 "is_im": channel.startswith("D"),
                 "is_mpim": False,
                 "is_private": private,
+                "is_member": channel not in self.channels_without_bot,
             }
         }
 
