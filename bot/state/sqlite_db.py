@@ -2,10 +2,14 @@
 
 Every statement runs on that thread, so the event loop never waits on disk and each job
 (a function of the connection) is atomic against every other job of this process; the
-directory lock keeps other processes out. A job that fails (disk full, a locked or damaged
-file) raises StateError with the cause, marks the store unhealthy and leaves the worker
-alive; the connection is rolled back, or reopened at the next job when it cannot be, so
-the store recovers by itself once the cause is gone.
+directory lock keeps other processes out. Jobs queued while the thread is busy (a burst's)
+run together: one hop to the thread and back for all of them, and consecutive writes in one
+transaction, each in a savepoint (one COMMIT instead of one each).
+
+A job that fails (disk full, a locked or damaged file) raises StateError with the cause,
+marks the store unhealthy and leaves the worker alive; the connection is rolled back, or
+reopened at the next job when it cannot be, so the store recovers by itself once the cause
+is gone.
 
 Checkpoints (copying the WAL back into the database file, with an fsync) run on a second
 connection in a thread of their own, a passive one every second: left to SQLite, one would
@@ -25,6 +29,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -204,6 +209,9 @@ class SqliteDb:
         self.path = directory / STATE_FILE
         self.read_only = read_only
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dbagent-state")
+        self._queue: list[_Call] = []
+        self._queue_lock = threading.Lock()
+        self._draining = False
         self._connection: sqlite3.Connection | None = None
         self._lock = DirectoryLock(directory)
         self._checkpointer: Checkpointer | None = None
@@ -276,11 +284,101 @@ class SqliteDb:
         return await future
 
     async def read(self, job: Job[T]) -> T:
-        return await self._submit(self._run, job, False)
+        return await self._queued(job, writes=False)
 
     async def write(self, job: Job[T]) -> T:
-        """Run `job` in one transaction: all of it is stored, or none of it."""
-        return await self._submit(self._run, job, True)
+        """Run `job` in one transaction: all of it is stored, or none of it. Writes queued
+        together share one transaction, each in a savepoint of its own (see `_drain`)."""
+        return await self._queued(job, writes=True)
+
+    # -- the queue ------------------------------------------------------------------------
+    # Calls go on a queue that the worker thread empties in one go: one hop to the thread and
+    # one back for all the calls that queued meanwhile (a burst's), not one each, and each
+    # run of consecutive writes in one transaction (one COMMIT, its WAL pages written once).
+    async def _queued(self, job: Job[T], *, writes: bool) -> T:
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[T] = loop.create_future()
+        with self._queue_lock:
+            self._queue.append(_Call(job, writes, future))
+            start, self._draining = not self._draining, True
+        if start:
+            try:
+                self._executor.submit(self._drain, loop)
+            except RuntimeError:  # the executor is shut down
+                with self._queue_lock:
+                    self._queue.clear()
+                    self._draining = False
+                raise StateError(f"state store {self.path} is closed") from None
+        return await future
+
+    def _drain(self, loop: asyncio.AbstractEventLoop) -> None:
+        """On the worker thread: run what is queued, in order, until the queue is empty."""
+        while True:
+            with self._queue_lock:
+                if not self._queue:
+                    self._draining = False
+                    return
+                calls = list(self._queue)
+                self._queue.clear()
+            settled: list[tuple[_Call, bool, Any]] = []
+            start = 0
+            while start < len(calls):
+                end = start + 1
+                while calls[start].writes and end < len(calls) and calls[end].writes:
+                    end += 1
+                # A call whose caller is gone (cancelled) before it ran is not run.
+                batch = [call for call in calls[start:end] if not call.future.done()]
+                if batch:
+                    outcomes = self._settle(batch)
+                    settled.extend((c, ok, v) for c, (ok, v) in zip(batch, outcomes, strict=True))
+                start = end
+            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                loop.call_soon_threadsafe(_deliver, settled)
+
+    def _settle(self, calls: list[_Call]) -> list[tuple[bool, Any]]:
+        """Each call's outcome: (True, result) or (False, exception)."""
+        if len(calls) > 1:
+            together = self._together([call.job for call in calls])
+            if together is not None:
+                return together
+        outcomes: list[tuple[bool, Any]] = []
+        for call in calls:  # one at a time (alone, or after a shared transaction failed)
+            try:
+                outcomes.append((True, self._run(call.job, call.writes)))
+            except BaseException as exc:
+                outcomes.append((False, exc))
+        return outcomes
+
+    def _together(self, jobs: list[Job[Any]]) -> list[tuple[bool, Any]] | None:
+        """Writes in one transaction, each in a savepoint: a job that raises is rolled back
+        alone. None when the store itself fails (an sqlite3 error: disk full, a locked or
+        damaged file): all of it is rolled back, and each job is then run alone, as it
+        would have been, to get its own outcome."""
+        connection = self._connection
+        if self.read_only or connection is None:
+            return None
+        outcomes: list[tuple[bool, Any]] = []
+        try:
+            connection.execute("BEGIN IMMEDIATE")
+            for job in jobs:
+                connection.execute("SAVEPOINT job")
+                try:
+                    outcomes.append((True, job(connection)))
+                except sqlite3.Error:
+                    raise
+                except BaseException as exc:
+                    connection.execute("ROLLBACK TO job")
+                    outcomes.append((False, exc))
+                connection.execute("RELEASE job")
+            connection.execute("COMMIT")
+        except sqlite3.Error:
+            self._roll_back(connection)
+            return None
+        if not self.healthy:
+            log.warning("state store %s writes again", self.path)
+            self.healthy = True
+            self.last_error = None
+        return outcomes
 
     def _run(self, job: Job[T], writes: bool) -> T:
         if self.read_only and writes:
@@ -368,3 +466,21 @@ class SqliteDb:
         with contextlib.suppress(StateError):  # closed already
             await self._submit(close_sync)
         self._executor.shutdown(wait=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    job: Job[Any]
+    writes: bool
+    future: asyncio.Future[Any]
+
+
+def _deliver(settled: list[tuple[_Call, bool, Any]]) -> None:
+    """On the event loop: hand each call its outcome (unless its caller has gone)."""
+    for call, ok, value in settled:
+        if call.future.done():
+            continue
+        if ok:
+            call.future.set_result(value)
+        else:
+            call.future.set_exception(value)
