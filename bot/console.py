@@ -20,6 +20,7 @@ from typing import TextIO
 from bot.agent import (
     Agent,
     Answer,
+    ApprovalDecision,
     AwaitingApproval,
     AwaitingReply,
     Failed,
@@ -29,7 +30,9 @@ from bot.agent import (
     Requester,
     Step,
 )
+from bot.agent.undo import UNDO as UNDO_KIND
 from bot.config import ConfigError, Mode, load_settings
+from bot.console_impact import impact_lines
 from bot.state.grants import GrantScope
 from bot.visible import visible
 
@@ -115,6 +118,15 @@ async def run_console(
             say(f"  … {step.title}…")
 
     say(f"dbagent console ({mode.value} mode). Ask a question; an empty line or Ctrl-D ends.")
+    undoable: list[str] = []  # the undo records of changes approved here, newest last
+
+    async def decided(decision: ApprovalDecision) -> None:
+        say(f"  → {decision.summary}")
+        if decision.approved and decision.undo_id:
+            undoable.append(decision.undo_id)
+        elif decision.approved and decision.undo_reason:
+            say(f"  (no Undo: {decision.undo_reason})")
+
     while True:
         text = await read("you> ")
         if text is None or not text.strip():
@@ -122,46 +134,74 @@ async def run_console(
         outcome: Outcome = await agent.handle_message(
             session, text, requester=requester, mode=mode, progress=progress
         )
-        while isinstance(outcome, AwaitingApproval | AwaitingReply):
-            if isinstance(outcome, AwaitingReply):
-                outcome = await _answer_question(agent, outcome, requester, read, say, progress)
-                continue
-            if outcome.text:
-                say(outcome.text)
-            for result in outcome.results:
-                say(render_result(result))
-            pending = outcome.pending
-            say(
-                f"\nApproval needed on {pending.database} ({pending.environment}), "
-                f"risk {pending.risk}:\n{pending.sql}\n"
+        while True:
+            outcome = await _settle(agent, outcome, requester, read, say, progress, decided)
+            _show_end(outcome, say)
+            if not undoable:
+                break
+            undo_id = undoable.pop()
+            choice = ((await read("undo the change just approved? [y/N]: ")) or "").strip()
+            if choice.lower() not in ("y", "yes"):
+                break
+            outcome = await agent.undo(undo_id, requester=requester, session_id=session)
+
+
+async def _settle(
+    agent: Agent,
+    outcome: Outcome,
+    requester: Requester,
+    read: ReadLine,
+    say: Callable[[str], None],
+    progress: Progress,
+    decided: Callable[[ApprovalDecision], Awaitable[None]],
+) -> Outcome:
+    """Through the run's questions and approvals: each approval shown as the card shows it
+    (the statement, its impact, what it reaches, whether it can be undone), then y/n."""
+    while isinstance(outcome, AwaitingApproval | AwaitingReply):
+        if isinstance(outcome, AwaitingReply):
+            outcome = await _answer_question(agent, outcome, requester, read, say, progress)
+            continue
+        if outcome.text:
+            say(outcome.text)
+        for result in outcome.results:
+            say(render_result(result))
+        pending = outcome.pending
+        heading = "Undo" if pending.kind == UNDO_KIND else "Approval needed"
+        say(
+            f"\n{heading} on {pending.database} ({pending.environment}), "
+            f"risk {pending.risk}:\n{pending.sql}\n"
+        )
+        for line in impact_lines(pending.impact):
+            say(line)
+        if pending.reason:
+            say(f"({pending.reason})")
+        choice = ((await read("approve? [y]es once / [t]hread / [N]o: ")) or "").strip()
+        choice = choice.lower()
+        if choice in ("y", "yes", "t", "thread"):
+            scope = GrantScope.THREAD if choice.startswith("t") else GrantScope.ONCE
+            outcome = await agent.approve(
+                pending.id,
+                approver=requester.user_id,
+                scope=scope,
+                progress=progress,
+                on_decided=decided,
             )
-            choice = ((await read("approve? [y]es once / [t]hread / [N]o: ")) or "").strip()
-            choice = choice.lower()
+        else:
+            outcome = await agent.deny(
+                pending.id, approver=requester.user_id, progress=progress, on_decided=decided
+            )
+    return outcome
 
-            async def decided(decision: object) -> None:
-                say(f"  → {getattr(decision, 'summary', '')}")
 
-            if choice in ("y", "yes", "t", "thread"):
-                scope = GrantScope.THREAD if choice.startswith("t") else GrantScope.ONCE
-                outcome = await agent.approve(
-                    pending.id,
-                    approver=requester.user_id,
-                    scope=scope,
-                    progress=progress,
-                    on_decided=decided,
-                )
-            else:
-                outcome = await agent.deny(
-                    pending.id, approver=requester.user_id, progress=progress, on_decided=decided
-                )
-        if isinstance(outcome, Answer):
-            say(f"\n{outcome.text}\n")
-            for result in outcome.results:
-                say(render_result(result) + "\n")
-        elif isinstance(outcome, Failed):
-            say(f"error: {outcome.message}")
-            for result in outcome.results:
-                say(render_result(result) + "\n")
+def _show_end(outcome: Outcome, say: Callable[[str], None]) -> None:
+    if isinstance(outcome, Answer):
+        say(f"\n{outcome.text}\n")
+        for result in outcome.results:
+            say(render_result(result) + "\n")
+    elif isinstance(outcome, Failed):
+        say(f"error: {outcome.message}")
+        for result in outcome.results:
+            say(render_result(result) + "\n")
 
 
 async def _answer_question(

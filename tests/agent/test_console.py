@@ -152,3 +152,30 @@ def test_cells_and_column_names_are_shown_with_their_control_characters_visible(
     assert "note<U+200B>" in text
     assert "SELECT note<U+202E> FROM t" in text
     assert not any(char in text for char in "\r\x1b\u202e\u200b")
+
+
+async def test_the_console_shows_the_cards_impact_and_offers_undo(
+    make_agent: AgentFactory, model_server: FakeModelServer, shop_url: str
+) -> None:
+    model_server.script(
+        calls(call("execute_query", {"database": STAGING, "sql": CANCEL_11})), say("Done.")
+    )
+    out = io.StringIO()
+    await run_console(
+        await make_agent(),
+        mode=Mode.AGENT,
+        requester=REQUESTER,
+        # ask, approve, undo it, approve the undo
+        read=typed("cancel order 11", "y", "y", "y"),
+        out=out,
+    )
+    text = out.getvalue()
+    change, undo = text.split("Undo on ", 1)
+    # Before the first y: what the card shows — rows, what it reaches, the row before →
+    # after, and that it can be undone.
+    assert "Rows: 1 row" in change and "Reaches: " in change and ".orders" in change
+    assert "First 1 row it changes:" in change and "status → new" in change
+    assert "Undo: available after it runs" in change
+    # Then the Undo, approved the same way, puts the row back.
+    assert "UPDATE" in undo and "Rows: 1 row" in undo
+    assert await query(shop_url, "SELECT status FROM orders WHERE id = 11") == [("pending",)]
