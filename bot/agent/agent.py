@@ -673,6 +673,8 @@ class Agent:
         outcome: Outcome
         undo: tuple[str | None, str] = (None, "")
         granted = None if scope is None else _narrowest(pending.scopes, scope)
+        if granted is not None and pending.origin:  # an outside client's change: once only
+            granted = GrantScope.ONCE
         if granted is None:
             summary = f"denied by {approver}; not executed"
             await record_pending(self.audit, pending, approver, "denied")

@@ -11,7 +11,7 @@ import aiohttp
 import pytest
 
 from tests.fakes.model_server import FakeModelServer
-from tests.fakes.slack_server import FakeSlack, Message, refuse_block_id
+from tests.fakes.slack_server import TEAM_ID, FakeSlack, Message, refuse_block_id
 from tests.mcp.support import (
     ALICE_TOKEN,
     APPROVAL_CHANNEL,
@@ -340,3 +340,33 @@ async def test_a_card_slack_refuses_leaves_the_proposal_failed_and_nothing_pendi
     requests = [r for r in await bot.state.audit.since(None) if r["outcome"] == "withdrawn"]
     assert [r["origin"] for r in requests] == [f"mcp:{CLIENT_NAME}"]
     assert await status_of_order(bot, 12) == "pending"
+
+
+async def test_an_mcp_change_is_approved_once_only_even_by_a_forged_thread_click(
+    bot: SlackHarness,
+) -> None:
+    async with http_session(mcp_url(bot)) as session:
+        proposed = json_of(
+            await session.call_tool("execute_query", {"database": STAGING, "sql": UPDATE})
+        )
+    [card] = cards_in_channel(bot)
+    buttons = [
+        element["action_id"]
+        for block in card.blocks
+        if block.get("type") == "actions"
+        for element in block["elements"]
+    ]
+    assert buttons == ["approve_once", "deny"]
+    forged = bot.action_payload(
+        card, "approve_thread", "approval", {"value": proposed["proposal_id"]}, user=OTHER_APPROVER
+    )
+    await bot.interact(forged)
+    await bot.settled()
+    assert await status_of_order(bot, 12) == "cancelled"
+    assert bot.state is not None and card.thread_ts is not None
+    session_id = f"{TEAM_ID}:{APPROVAL_CHANNEL}:{card.thread_ts}"
+    executed = [r for r in await bot.state.audit.since(None) if r["outcome"] == "executed"]
+    assert [r["session_id"] for r in executed] == [session_id]  # the card's thread
+    assert not await bot.state.grants.live(session_id, STAGING, UPDATE)
+    decided = bot.slack.message(APPROVAL_CHANNEL, card.ts)
+    assert "Approved once" in str(decided.blocks)

@@ -188,7 +188,16 @@ def approval_buttons(pending: PendingApproval, *, approvable: bool = True) -> Bl
         "style": "danger",
         "value": pending.id,
     }
-    elements = [approve_once, approve_thread, deny] if approvable else [deny]
+    # An MCP client's change is approved once: a thread grant would let anyone who writes in
+    # the card's thread run the same SQL again unasked, and the client is not in it.
+    once_only = bool(pending.origin)
+    elements = (
+        [approve_once, deny]
+        if approvable and once_only
+        else [approve_once, approve_thread, deny]
+        if approvable
+        else [deny]
+    )
     return {"type": "actions", "block_id": "approval", "elements": elements}
 
 
