@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -18,11 +17,9 @@ from mcp.client.stdio import stdio_client
 
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import FakeSlack
-from tests.mcp.support import ALICE_TOKEN, APPROVAL_CHANNEL, CLIENT_NAME, json_of, with_mcp
+from tests.mcp.support import ALICE_TOKEN, APPROVAL_CHANNEL, environment, json_of, with_mcp
 from tests.slack.conftest import (
     APPROVER,
-    BOT_TOKEN,
-    GROUP,
     GROUP_MEMBER,
     PRODUCTION,
     SCHEMA,
@@ -33,58 +30,6 @@ from tests.slack.conftest import (
 
 ALICE = APPROVER
 UPDATE = "UPDATE orders SET status = 'cancelled' WHERE id = 11"
-CONFIG = """
-[[databases]]
-name = "{staging}"
-url = "{url}"
-environment = "staging"
-
-[[databases]]
-name = "{production}"
-url = "{url}"
-environment = "production"
-
-[approvals]
-approvers = ["{approver}", "{group}"]
-
-[mcp]
-approval_channel = "{channel}"
-
-[[mcp.clients]]
-name = "{client}"
-token = "${{MCP_TOKEN_ALICE}}"
-user = "{alice}"
-"""
-
-
-def environment(tmp_path: Path, shop_url: str, slack: FakeSlack, **extra: str) -> dict[str, str]:
-    config = tmp_path / "dbagent.toml"
-    config.write_text(
-        CONFIG.format(
-            staging=STAGING,
-            production=PRODUCTION,
-            url=shop_url,
-            approver=APPROVER,
-            group=GROUP,
-            channel=APPROVAL_CHANNEL,
-            client=CLIENT_NAME,
-            alice=ALICE,
-        )
-    )
-    inherited = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith(("DBAGENT_", "SLACK_", "OPENAI_", "MCP_"))
-    }
-    return {
-        **inherited,
-        "DBAGENT_CONFIG": str(config),
-        "DBAGENT_STATE_DIR": str(tmp_path / "mcp-state"),
-        "SLACK_BOT_TOKEN": BOT_TOKEN,
-        "SLACK_API_URL": slack.api_url,
-        "MCP_TOKEN_ALICE": ALICE_TOKEN,
-        **extra,
-    }
 
 
 @pytest.fixture
