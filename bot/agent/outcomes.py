@@ -94,6 +94,9 @@ class PendingApproval:
     scopes: tuple[str, ...] = ()
     # Where the request came from when not a Slack thread: "mcp:<client name>".
     origin: str = ""
+    # kind "undo": who approved the change it puts back, and when (the card says so first).
+    undoes_approver: str = ""
+    undoes_approved_at: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

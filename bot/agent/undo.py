@@ -48,6 +48,7 @@ async def undo_card(
         return Failed("Error: this undo is too large for one approval; undo it in parts")
     environment = database.config.environment
     statements = plan.statements
+    original = await executions.get(record.execution_id)
     if skipped:  # the card shows the conflicts with the statements
         statements = (
             replace(statements[0], notes=(*statements[0].notes, skipped)),
@@ -67,6 +68,8 @@ async def undo_card(
         kind=UNDO,
         impact=Impact(statements=statements),
         required=parts.settings.approvals.required_for(environment),
+        undoes_approver=(original.approver or "") if original is not None else "",
+        undoes_approved_at=original.started_at if original is not None else record.created_at,
     )
     return AwaitingApproval(pending, text=skipped)
 

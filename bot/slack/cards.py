@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from bot.agent.outcomes import PendingApproval
 from bot.slack import delivery, privacy, strings
-from bot.slack.blocks import approval_card
+from bot.slack.blocks import approval_card, undo_card
 from bot.slack.blocks.approval_card import CardContext
 from bot.slack.sessions import Thread
 from bot.state import StateError
@@ -47,7 +47,7 @@ async def post_card(services: Services, thread: Thread, pending: PendingApproval
     client = services.client
     approvable = True
     _, cut = approval_card.card_sql(pending.sql)
-    if cut:
+    if cut or undo_card.attaches_full_sql(pending):
         approvable = await delivery.post_file(
             client,
             thread,

@@ -16,6 +16,7 @@ from typing import Any
 from bot.agent.outcomes import ApprovalDecision, PendingApproval
 from bot.db.impact_types import Impact
 from bot.slack import mrkdwn, strings
+from bot.slack.blocks import undo_card
 from bot.slack.blocks.common import (
     Block,
     code_block,
@@ -209,6 +210,7 @@ def approval_card(pending: PendingApproval, card: CardContext | None = None) -> 
     card = card or CardContext()
     impact = _impact(pending)
     approvals, required = _approvals(pending)
+    undo = undo_card.is_undo(pending)
     summary = (
         mrkdwn.escape(
             f"Approval needed: {pending.risk} on {pending.database} ({pending.environment}), "
@@ -216,24 +218,27 @@ def approval_card(pending: PendingApproval, card: CardContext | None = None) -> 
         )
         + f"requested by {requested_by(pending)}"
     )
+    if undo:
+        summary = f"{undo_card.notification(pending)}, requested by {requested_by(pending)}"
     if card.approvers:
         summary += ". Approvers: " + " ".join(mention(a) for a in card.approvers)
     if approvals:
         summary += f". Approved {len(approvals)} of {required}"
     if card.expires_at is not None:
         summary += f". Expires {expiry(card.expires_at)}"
-    blocks: list[Block] = [
-        {
-            "type": "header",
-            "text": plain(_header(f":lock: Approval needed: {pending.risk}", pending)),
-        },
-        _facts(pending),
-    ]
+    title = undo_card.TITLE if undo else f":lock: Approval needed: {pending.risk}"
+    blocks: list[Block] = [{"type": "header", "text": plain(_header(title, pending))}]
+    if undo:  # what it is, first
+        blocks.append(markdown_section(undo_card.heading(pending)))
+    blocks.append(_facts(pending))
     asked = _asked(pending)
     if asked is not None:
         blocks.append(asked)
-    blocks.extend(_sql_blocks(pending))
-    blocks.extend(impact_blocks(impact))
+    if undo:
+        blocks.extend(undo_card.statement_blocks(pending))
+    else:
+        blocks.extend(_sql_blocks(pending))
+        blocks.extend(impact_blocks(impact))
     if pending.reason:
         blocks.append(context(mrkdwn.truncate(mrkdwn.shown(pending.reason), 1_000)[0]))
     blocks.append(_who_may_approve(pending, card))
