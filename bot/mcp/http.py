@@ -33,6 +33,11 @@ log = logging.getLogger(__name__)
 
 MCP_PATH = "/mcp"
 CLIENT_KEY = "dbagent.mcp_client"  # where the ASGI scope carries the authenticated client
+NOT_ALLOWED = {
+    "jsonrpc": "2.0",
+    "id": None,
+    "error": {"code": -32600, "message": "Method Not Allowed: POST each message"},
+}
 UNAUTHORIZED = {
     "error": "invalid_token",
     "error_description": "a bearer token of a configured [[mcp.clients]] entry is required",
@@ -116,6 +121,9 @@ def serve_tools(
             return web.json_response(
                 UNAUTHORIZED, status=401, headers={"WWW-Authenticate": 'Bearer realm="dbagent"'}
             )
+        if request.method != "POST":
+            # Stateless: no session whose messages a GET stream could carry, none to DELETE.
+            return web.json_response(NOT_ALLOWED, status=405, headers={"Allow": "POST"})
         return await serve_asgi(manager.manager.handle_request, request, {CLIENT_KEY: client})
 
     web_app.router.add_route("*", MCP_PATH, mcp)

@@ -370,3 +370,26 @@ async def test_an_mcp_change_is_approved_once_only_even_by_a_forged_thread_click
     assert not await bot.state.grants.live(session_id, STAGING, UPDATE)
     decided = bot.slack.message(APPROVAL_CHANNEL, card.ts)
     assert "Approved once" in str(decided.blocks)
+
+
+@pytest.mark.parametrize(
+    ("method", "token", "status", "why"),
+    [
+        ("GET", ALICE_TOKEN, 405, "no stream to open: stateless, nothing is sent unasked"),
+        ("DELETE", ALICE_TOKEN, 405, "no session to end"),
+        ("PUT", ALICE_TOKEN, 405, "not MCP"),
+        ("GET", None, 401, "the token is checked first, whatever the method"),
+    ],
+)
+async def test_only_posts_reach_the_sdk(
+    bot: SlackHarness, method: str, token: str | None, status: int, why: str
+) -> None:
+    headers = {"Accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    async with (
+        aiohttp.ClientSession() as http,
+        http.request(method, mcp_url(bot), headers=headers) as response,
+    ):
+        assert response.status == status, why
+        await response.read()  # answered at once, not held open
