@@ -3,24 +3,40 @@
 Each worker is a whole `python -m bot serve` of its own (Socket Mode: a connection each,
 and Slack gives every event to one of them; HTTP: they share the port). They share state
 through DBAGENT_STATE_URL, so any of them may take any event or click; the embedded store
-belongs to one process and is refused here. SIGTERM and SIGINT are passed on to every
-worker (a second one too, which makes them exit at once); when one worker stops, the others
-are stopped too, and the worst exit status wins.
+belongs to one process and is refused here.
+
+The parent supervises them. A worker that dies (a crash, the OOM killer, SIGKILL) is started
+again after a pause that doubles with each death in a row (1 s, 2 s, 4 s … at most 30 s;
+back to 1 s once a worker has lived a minute) while the others keep serving; a worker that
+exits with status 2 (its configuration is wrong, which a restart will not mend) stops them
+all. SIGTERM and SIGINT are passed on to every worker (a second one too, which makes them
+exit at once) and nothing is restarted after; a worker still running its shutdown well past
+`[slack] shutdown_grace_s` is killed, so the parent always ends. The parent's signal handlers
+only note the signal, and are in place before the first worker starts: a signal that
+arrives while workers are being started reaches every worker started, before or after it.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 from types import FrameType
 
 from bot.config import ConfigError, load_settings
 
+log = logging.getLogger(__name__)
+
 WORKER_ENV = "DBAGENT_WORKER"  # set in each worker: its number, from 1
-POLL_S = 0.2
+POLL_S = 0.1
+RESTART_PAUSE_S = (1.0, 30.0)  # the first pause after a death, and the longest
+HEALTHY_AFTER_S = 60.0  # a worker that lived this long starts the pauses over
+CONFIG_ERROR = 2  # a worker's exit status when its configuration is wrong
+KILL_AFTER_GRACE_S = 15.0  # past the grace period, a worker still stopping is killed
 
 
 def parse_workers(args: list[str]) -> int:
@@ -32,6 +48,115 @@ def parse_workers(args: list[str]) -> int:
     raise ConfigError(f"serve takes only --workers N (N ≥ 1), not {' '.join(args)!r}")
 
 
+@dataclass
+class _Slot:
+    number: int
+    process: subprocess.Popen[bytes] | None = None
+    started_at: float = 0.0
+    deaths: int = 0  # in a row
+    restart_at: float | None = None
+
+
+@dataclass
+class Supervisor:
+    count: int
+    grace_s: float
+    command: list[str] = field(default_factory=lambda: [sys.executable, "-m", "bot", "serve"])
+    signals: list[int] = field(default_factory=list)  # noted by the handlers, in order
+    _passed_on: int = 0
+    _stop_by: float | None = None  # when stopping: the moment a worker still running is killed
+    _status: int = 0
+
+    def run(self) -> int:
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._note)
+        slots = [_Slot(n + 1) for n in range(self.count)]
+        for slot in slots:
+            if not self.signals:  # a signal meanwhile: start no more
+                self._start(slot)
+        while True:
+            self._pass_on_signals(slots)
+            if self._stopping and all(not _alive(slot) for slot in slots):
+                return self._status
+            self._look_after(slots)
+            time.sleep(POLL_S)
+
+    @property
+    def _stopping(self) -> bool:
+        return self._stop_by is not None
+
+    def _note(self, signum: int, frame: FrameType | None) -> None:
+        self.signals.append(signum)  # acted on by the loop, never in the handler
+
+    def _start(self, slot: _Slot) -> None:
+        env = {**os.environ, WORKER_ENV: str(slot.number)}
+        slot.process = subprocess.Popen(self.command, env=env)
+        slot.started_at, slot.restart_at = time.monotonic(), None
+
+    def _pass_on_signals(self, slots: list[_Slot]) -> None:
+        while self._passed_on < len(self.signals):
+            signum = self.signals[self._passed_on]
+            self._passed_on += 1
+            if self._passed_on == 1:
+                self._stop(slots, signum)
+            else:  # a person's second signal: the workers exit at once
+                log.warning("second stop signal: the workers exit now")
+                self._send(slots, signum)
+
+    def _stop(self, slots: list[_Slot], signum: int) -> None:
+        if not self._stopping:
+            self._stop_by = time.monotonic() + self.grace_s + KILL_AFTER_GRACE_S
+            self._send(slots, signum)
+
+    def _send(self, slots: list[_Slot], signum: int) -> None:
+        for slot in slots:
+            if _alive(slot):
+                assert slot.process is not None
+                slot.process.send_signal(signum)
+
+    def _look_after(self, slots: list[_Slot]) -> None:
+        now = time.monotonic()
+        for slot in slots:
+            process = slot.process
+            if process is not None and process.poll() is not None:
+                self._ended(slots, slot, process.returncode, now)
+            if self._stopping:
+                if _alive(slot) and self._stop_by is not None and now > self._stop_by:
+                    assert slot.process is not None
+                    log.error("worker %d did not stop in time: killed", slot.number)
+                    slot.process.kill()
+            elif slot.process is None and slot.restart_at is not None and now >= slot.restart_at:
+                log.warning("starting worker %d again", slot.number)
+                self._start(slot)
+
+    def _ended(self, slots: list[_Slot], slot: _Slot, status: int, now: float) -> None:
+        slot.process = None
+        if self._stopping:
+            # Ended by the signal passed on (before its handlers were in place): a clean stop.
+            stopped = status in (-signal.SIGTERM, -signal.SIGINT)
+            self._status = max(self._status, 0 if stopped else status, key=abs)
+            return
+        if status == CONFIG_ERROR:
+            log.error("worker %d stopped on its configuration: stopping them all", slot.number)
+            self._status = CONFIG_ERROR
+            self._stop(slots, signal.SIGTERM)
+            return
+        slot.deaths = 1 if now - slot.started_at >= HEALTHY_AFTER_S else slot.deaths + 1
+        first, longest = RESTART_PAUSE_S
+        pause = min(first * 2 ** (slot.deaths - 1), longest)
+        slot.restart_at = now + pause
+        log.error(
+            "worker %d ended (status %d); the others serve on, and it starts again in %.0f s",
+            slot.number,
+            status,
+            pause,
+        )
+
+
+def _alive(slot: _Slot) -> bool:
+    return slot.process is not None and slot.process.poll() is None
+
+
 def serve_workers(count: int) -> int:
     settings = load_settings()
     if not settings.dbagent_state_url:
@@ -39,31 +164,4 @@ def serve_workers(count: int) -> int:
             "--workers needs shared state: set DBAGENT_STATE_URL=redis://host:6379/0 (the "
             "embedded store in DBAGENT_STATE_DIR serves one process only)"
         )
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "bot", "serve"], env={**os.environ, WORKER_ENV: str(n + 1)}
-        )
-        for n in range(count)
-    ]
-
-    signalled: set[int] = set()
-    received = [0]
-
-    def stop(signum: int, again: bool) -> None:
-        for worker in workers:
-            if worker.poll() is None and (again or worker.pid not in signalled):
-                signalled.add(worker.pid)
-                worker.send_signal(signum)
-
-    def pass_on(signum: int, frame: FrameType | None) -> None:
-        # A person's second signal is passed on too (the workers then exit at once).
-        received[0] += 1
-        stop(signum, again=received[0] > 1)
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, pass_on)
-    while all(worker.poll() is None for worker in workers):
-        time.sleep(POLL_S)
-    stop(signal.SIGTERM, again=False)  # one stopped: stop the rest, gracefully
-    codes = [worker.wait() for worker in workers]
-    return max(codes, key=abs)
+    return Supervisor(count, settings.slack.shutdown_grace_s).run()

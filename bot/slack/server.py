@@ -283,8 +283,8 @@ async def serve(settings: Settings) -> None:
                 await lease_watch
         if forwarded_stops is not None:
             forwarded_stops.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await forwarded_stops
+            # Bounded: a listener that swallowed its cancellation must not keep the process.
+            await asyncio.wait({forwarded_stops}, timeout=CANCEL_TIDY_S)
         _forget_signals()
         if databases is not None:
             await databases.close()
