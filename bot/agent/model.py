@@ -15,7 +15,12 @@ import aiohttp
 import httpx2  # the HTTP library of openai >= 3, whose raw responses we read
 import openai
 
-from bot.agent.streaming import UnreadableResponse, read_stream, turn_from_completion
+from bot.agent.streaming import (
+    UnreadableResponse,
+    read_stream,
+    stream_lines,
+    turn_from_completion,
+)
 from bot.agent.turns import JsonObject, ModelTurn
 from bot.config import Settings
 
@@ -80,7 +85,7 @@ class ModelClient:
             if not streaming:
                 return turn_from_completion(response.json())
             try:
-                return await read_stream(response.aiter_lines())
+                return await read_stream(stream_lines(response.aiter_bytes()))
             finally:
                 await response.aclose()
         except openai.APIError as exc:

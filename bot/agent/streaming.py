@@ -114,6 +114,24 @@ class StreamAssembler:
         return ModelTurn(text="".join(self._text), tool_calls=calls, usage=self._usage)
 
 
+async def stream_lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The lines of a response body read as bytes (an event stream is UTF-8), without their
+    endings (LF, CRLF or CR, as the HTTP client's own line reader splits them). Split from
+    the bytes directly: that reader decodes every chunk as text and looks up the body's
+    charset again for each, which cost more than the rest of reading a streamed answer."""
+    pending = b""
+    async for chunk in chunks:
+        pending += chunk
+        lines = pending.splitlines(keepends=True)
+        # The last piece may be a line still arriving, or end in the CR of a CRLF split
+        # between two chunks: it waits for the next chunk.
+        pending = lines.pop() if lines and not lines[-1].endswith(b"\n") else b""
+        for line in lines:
+            yield line.rstrip(b"\r\n").decode("utf-8", "replace")
+    if pending:
+        yield pending.rstrip(b"\r\n").decode("utf-8", "replace")
+
+
 async def read_stream(lines: AsyncIterator[str]) -> ModelTurn:
     """Server-sent events: `data: {chunk}` lines until `data: [DONE]` (or the end)."""
     assembler = StreamAssembler()
