@@ -18,7 +18,7 @@ from pathlib import Path
 from tests.fakes.local import free_port
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import FakeSlack
-from tests.slack.conftest import BOT_TOKEN, SIGNING_SECRET, STAGING, SlackHarness
+from tests.slack.conftest import APPROVER, BOT_TOKEN, SIGNING_SECRET, STAGING, SlackHarness
 
 SERVING = "is serving Slack over HTTP"
 START_S = 60.0
@@ -31,6 +31,9 @@ environment = "staging"
 
 [limits]
 model_max_retries = 0
+
+[approvals]
+approvers = ["{approver}"]
 """
 
 
@@ -44,7 +47,7 @@ def bot_environment(
 ) -> dict[str, str]:
     """A deployment's environment: its own port, state in `directory` (or `state_url`)."""
     config = directory / "dbagent.toml"
-    config.write_text(CONFIG.format(name=STAGING, url=shop_url))
+    config.write_text(CONFIG.format(name=STAGING, url=shop_url, approver=APPROVER))
     ours = ("DBAGENT_", "SLACK_", "OPENAI_")
     env = {key: value for key, value in os.environ.items() if not key.startswith(ours)}
     env.update(

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import copy
+import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -23,7 +25,7 @@ from bot.state.live_messages import LiveMessages
 from tests.agent.support import SLOW_READ, no_slow_read_left, statement_running
 from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import TEAM_ID, FakeSlack, Stream, streams
-from tests.slack.conftest import CHANNEL, STAGING, SlackHarness
+from tests.slack.conftest import APPROVER, CHANNEL, SCHEMA, STAGING, SlackHarness, run_sql
 from tests.slack.served import ServedBot, bot_environment, private_redis
 from tests.waiting import until
 
@@ -188,5 +190,63 @@ async def test_a_replica_killed_mid_run_is_taken_up_by_the_other_within_the_stat
             # Nothing ran twice: the tool's result was kept, the model asked once more.
             resumed = model.requests[2]["messages"]
             assert sum(1 for m in resumed if m.get("role") == "tool") == 1
+    finally:
+        released.set()
+
+
+RAISE_10 = "UPDATE orders SET total = total + 1 WHERE id = 10"
+
+
+def dies_thinking_after_the_write(released: asyncio.Event) -> Callable[[dict[str, Any]], Any]:
+    """A write (approved on a card); then the model thinks (until `released`) while its
+    replica is killed; asked again by the replica that takes the run up, it answers."""
+    asked = 0
+
+    async def respond(body: dict[str, Any]) -> Turn:
+        nonlocal asked
+        asked += 1
+        if asked == 1:
+            return calls(call("execute_query", {"database": STAGING, "sql": RAISE_10}))
+        if asked == 2:
+            await released.wait()
+            return say("too late")
+        return say("Raised, told by the replica that was left.")
+
+    return respond
+
+
+async def test_a_replica_killed_after_an_approved_write_never_runs_it_twice(
+    slack: FakeSlack, model: FakeModelServer, shop_url: str, tmp_path: Path
+) -> None:
+    released = asyncio.Event()
+    model.responder = dies_thinking_after_the_write(released)
+    sender = SlackHarness(slack, model, shop_url, tmp_path / "unused")
+    (before,) = await run_sql(shop_url, [f"SELECT total FROM {SCHEMA}.orders WHERE id = 10"])
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    try:
+        async with private_redis(tmp_path) as redis_url:
+            env_a = bot_environment(tmp_path / "a", slack, model, shop_url, state_url=redis_url)
+            env_b = bot_environment(tmp_path / "b", slack, model, shop_url, state_url=redis_url)
+            async with served(env_a) as replica_a, served(env_b):
+                thread_ts, _ = await replica_a.sender(sender).mention("raise order 10")
+                (card,) = await slack.wait_for(lambda: sender.cards(thread_ts), within_s=20)
+                await sender.click("approve_once", copy.deepcopy(card), user=APPROVER)
+                await slack.wait_for(lambda: len(model.requests) == 2, within_s=20)
+                await until(both_open(env_a, thread_ts), within_s=20)
+                replica_a.kill()  # the write ran; the model thinks about its result
+
+                answer = "Raised, told by the replica that was left."
+                await slack.wait_for(
+                    lambda: answers(sender, thread_ts, answer), within_s=LEASE_S + STATED_S
+                )
+                await asyncio.sleep(LEASE_WATCH_S + 1)  # another look: nothing taken up twice
+            assert answers(sender, thread_ts, answer) == [answer]
+            stopped = [s for s in streams(slack) if s.thread_ts == thread_ts and s.stopped]
+            cut_off = [s for s in stopped if strings.STEP_CUT_OFF in json.dumps(s.chunks)]
+            assert len(cut_off) == 1 and len(stops_of(slack, cut_off[0])) == 1
+            # The write ran once: the total went up by one, not two.
+            (after,) = await run_sql(shop_url, [f"SELECT total FROM {SCHEMA}.orders WHERE id = 10"])
+            assert after[0] == before[0] + 1
     finally:
         released.set()
