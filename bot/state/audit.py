@@ -3,19 +3,17 @@
 Kept in the store (a table indexed by time; a stream on Redis) for `python -m bot audit`,
 and always also appended as one JSON line to `audit.jsonl` in the state directory, for log
 shipping: the log must outlive the loss of a cache, and a line is written even when the
-store refuses the record.
+store refuses the record. A journal that cannot be written does not stop the bot: its lines
+wait in memory and are written once it can be (bot/state/journal.py).
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sqlite3
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any
 
 from redis.asyncio import Redis
@@ -23,7 +21,7 @@ from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
 from bot.state.codec import Record, decode, encode
-from bot.state.errors import StateError
+from bot.state.journal import AuditJournal
 from bot.state.redis_db import RedisDb
 from bot.state.sqlite_db import SqliteDb
 
@@ -40,26 +38,6 @@ class AuditTable(ABC):
 
     @abstractmethod
     async def prune(self, before: float, limit: int) -> int: ...
-
-
-class AuditJournal:
-    """JSON lines appended to a file only its owner can read."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def _append(self, line: str) -> None:
-        descriptor = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(descriptor, line.encode("utf-8"))
-        finally:
-            os.close(descriptor)
-
-    async def append(self, entry: Record) -> None:
-        try:
-            await asyncio.to_thread(self._append, encode(entry) + "\n")
-        except OSError as exc:
-            raise StateError(f"audit journal {self.path} cannot be written: {exc}") from None
 
 
 class AuditLog:
@@ -108,8 +86,14 @@ class AuditLog:
         try:
             await self._table.append(now, entry)
         finally:
-            await self._journal.append(entry)
+            await self._journal.append(entry)  # never raises: see bot/state/journal.py
         return entry
+
+    async def journal_problem(self) -> str | None:
+        return await self._journal.problem()
+
+    async def close(self) -> None:
+        await self._journal.close()
 
     async def since(self, since: datetime | None = None) -> list[dict[str, Any]]:
         if since is None:

@@ -15,9 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from bot.config import Limits, Settings
-from bot.state.audit import JOURNAL_FILE, AuditJournal, AuditLog, RedisAuditTable, SqliteAuditTable
+from bot.state.audit import JOURNAL_FILE, AuditLog, RedisAuditTable, SqliteAuditTable
 from bot.state.executions import Executions, RedisExecutionTable, SqliteExecutionTable
 from bot.state.grants import Grants, RedisGrantTable, SqliteGrantTable
+from bot.state.journal import AuditJournal
 from bot.state.leases import LocalLeases, RedisLeases, SessionLeases
 from bot.state.pending import PendingApprovals
 from bot.state.posted import PostedMessages, RedisPostedTable, SqlitePostedTable
@@ -85,7 +86,8 @@ class State:
         problem = await self.backend.probe()
         if problem is None and self.directory is not None:
             problem = await directory_problem(self.directory)
-        return problem
+        journal = await self.audit.journal_problem()
+        return "; ".join(p for p in (problem, journal) if p is not None) or None
 
     def pruner(self) -> Pruner:
         return Pruner(self, self.lifetimes, self.clock)
@@ -101,6 +103,7 @@ class State:
             with contextlib.suppress(asyncio.CancelledError):
                 await self._pruning
             self._pruning = None
+        await self.audit.close()
         await self.backend.close()
 
 
