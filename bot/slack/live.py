@@ -12,13 +12,13 @@ when refused. Nothing here slows the run: every update is sent in the background
 Within Slack's limits by construction: the mention is acknowledged at once with a
 reaction (the first thing a person sees, within a fraction of a second whatever the model
 does); the stream or working message follows for runs that take longer than the grace
-period. Updates are coalesced: the writer sends at most one call per `PROGRESS_INTERVAL_S`,
-each carrying the latest state, and a step is sent again only when it changed. A run makes
-at most `PROGRESS_CALLS` progress calls however long the model thinks or however many
-steps it takes (later updates are left out; the end still shows every step), and the
-closing calls (stop the stream, delete the working message, clear the status) are at most
-`CLOSING_CALLS`: `CALLS_PER_TURN` in all. Progress calls are dropped, not queued, while
-Slack has said to slow down (web_api.py).
+period. Updates are coalesced and paced, and a run's calls are capped (live_budget.py); a
+step is sent again only when it changed, and the end still shows every step. Progress
+calls are dropped, not queued, while Slack has said to slow down (web_api.py). The open
+stream and working message are kept in the store until closed, for after a crash.
+
+One class, longer than most: the stream, the status line and the working message share one
+writer, one pace and one view of what was sent.
 """
 
 from __future__ import annotations
@@ -34,21 +34,19 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack import strings
 from bot.slack.blocks.working import working_message
+from bot.slack.live_budget import CALLS_PER_TURN, PROGRESS_INTERVAL_S, KeptOpen, Pace
 from bot.slack.sessions import Thread
 from bot.slack.turns import Capabilities
 from bot.slack.web_api import ProgressDropped, progress_calls
-from bot.state import StateError
-from bot.state.live_messages import LiveKind, LiveMessages
+from bot.state.live_messages import LiveMessages
+
+__all__ = ["CALLS_PER_TURN", "PROGRESS_INTERVAL_S", "LiveProgress", "Step", "StepEvent"]
 
 log = logging.getLogger(__name__)
 
 STREAM_TEXT_LIMIT = 12_000
 _SLACK_ERRORS = (SlackApiError, OSError, TimeoutError)
 SEEN_REACTION = "eyes"  # on the person's message, as soon as it is taken
-PROGRESS_INTERVAL_S = 0.5  # at most two progress calls a second per run
-CALLS_PER_TURN = 30  # every call a run's progress makes, the acknowledgement included
-CLOSING_CALLS = 3  # stop the stream, delete the working message, clear the status
-PROGRESS_CALLS = CALLS_PER_TURN - CLOSING_CALLS - 1  # the reaction is the one
 
 
 class StepEvent(Protocol):
@@ -114,7 +112,7 @@ class LiveProgress:
         self._recipient = recipient
         self._stoppable = stoppable
         self._grace_s = grace_s
-        self._left_open = left_open  # where the open stream and working message are kept
+        self._kept = KeptOpen(left_open, thread)  # the open stream and working message
         self._assistant = thread.channel.startswith("D")
         self._wanted = _Wanted()
         self._sent_steps: dict[str, tuple[str, str, str | None]] = {}
@@ -127,9 +125,12 @@ class LiveProgress:
         self._closed = asyncio.Event()
         self._sequence = 0
         self._acknowledger: asyncio.Task[None] | None = None
-        self._progress_calls = 0
-        self._next_call_at = 0.0  # loop time
-        self.calls = 0  # every Slack call this run's progress made (for tests, benchmarks)
+        self._pace = Pace(self._closed)
+
+    @property
+    def calls(self) -> int:
+        """Every Slack call this run's progress made (for tests and benchmarks)."""
+        return self._pace.calls
 
     def acknowledge(self, message_ts: str) -> None:
         """Say at once that the message was seen: a reaction on it, sent in the background
@@ -139,7 +140,7 @@ class LiveProgress:
 
     async def _react(self, message_ts: str) -> None:
         progress_calls()
-        self.calls += 1
+        self._pace.count()
         try:
             await self._client.reactions_add(
                 channel=self._thread.channel, timestamp=message_ts, name=SEEN_REACTION
@@ -203,12 +204,12 @@ class LiveProgress:
         while not self._closed.is_set():
             changed = False
             if self._streaming and self._pending_chunks():
-                if not await self._may_call():
+                if not await self._pace.turn():
                     return
                 await self._stream_steps()
                 changed = True
             line = self._wanted.line
-            if self._assistant and line != self._status_line and await self._may_call():
+            if self._assistant and line != self._status_line and await self._pace.turn():
                 await self._set_status(line)
                 changed = True
             # Streamed, the steps are in the stream: the working message keeps the words
@@ -219,26 +220,11 @@ class LiveProgress:
             if (
                 (self._working_ts is None and wanted)
                 or (self._working_ts is not None and (shown, self._stoppable) != self._shown_line)
-            ) and await self._may_call():
+            ) and await self._pace.turn():
                 await self._post_working(shown)
                 changed = True
             if not changed:
                 return
-
-    async def _may_call(self) -> bool:
-        """Wait for the next progress call's turn (one per PROGRESS_INTERVAL_S, updates
-        coalesced meanwhile); False once the run ended or its progress calls are spent."""
-        loop = asyncio.get_running_loop()
-        delay = self._next_call_at - loop.time()
-        if delay > 0:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._closed.wait(), delay)
-        if self._closed.is_set() or self._progress_calls >= PROGRESS_CALLS:
-            return False
-        self._progress_calls += 1
-        self.calls += 1
-        self._next_call_at = loop.time() + PROGRESS_INTERVAL_S
-        return True
 
     def _pending_chunks(self) -> list[dict[str, Any]]:
         chunks = []
@@ -273,7 +259,7 @@ class LiveProgress:
                     chunks=chunks,
                 )
                 self._stream_ts = str(response["ts"])
-                await self._remember("stream", self._stream_ts)
+                await self._kept.opened("stream", self._stream_ts)
             else:
                 await self._client.chat_appendStream(
                     channel=self._thread.channel, ts=self._stream_ts, chunks=chunks
@@ -310,7 +296,7 @@ class LiveProgress:
                     channel=self._thread.channel, thread_ts=self._thread.thread_ts, **message
                 )
                 self._working_ts = str(response["ts"])
-                await self._remember("working", self._working_ts)
+                await self._kept.opened("working", self._working_ts)
             else:
                 await self._client.chat_update(
                     channel=self._thread.channel, ts=self._working_ts, **message
@@ -320,23 +306,6 @@ class LiveProgress:
         except _SLACK_ERRORS as exc:
             log.warning("working message not updated: %s", exc)
         self._shown_line = (line, self._stoppable)
-
-    async def _remember(self, kind: LiveKind, ts: str) -> None:
-        """Keep an opened message in the store, for whoever closes it after a crash."""
-        if self._left_open is None:
-            return
-        try:
-            await self._left_open.opened(kind, self._thread.session_id, self._thread.channel, ts)
-        except StateError as exc:
-            log.warning("the %s message of %s is not remembered: %s", kind, self._thread, exc)
-
-    async def _forget(self, kind: LiveKind, ts: str) -> None:
-        if self._left_open is None:
-            return
-        try:
-            await self._left_open.closed(kind, self._thread.session_id, ts)
-        except StateError as exc:
-            log.warning("the %s message of %s is not forgotten: %s", kind, self._thread, exc)
 
     # -- the end ------------------------------------------------------------------------
     async def finish(self, text: str = "", *, waiting: str | None = None) -> bool:
@@ -360,7 +329,7 @@ class LiveProgress:
         if fits:
             chunks.append({"type": "markdown_text", "text": text})
         try:
-            self.calls += 1
+            self._pace.count()
             await self._client.chat_stopStream(
                 channel=self._thread.channel, ts=self._stream_ts, chunks=chunks
             )
@@ -368,7 +337,7 @@ class LiveProgress:
             log.warning("stream of %s not stopped: %s", self._thread.session_id, exc)
             return False
         finally:
-            await self._forget("stream", self._stream_ts)
+            await self._kept.closed("stream", self._stream_ts)
         return fits
 
     async def fail(self, reason: str) -> None:
@@ -382,12 +351,12 @@ class LiveProgress:
             if step.status == "in_progress":
                 step.status = "error"
                 step.details = reason
-        self.calls += 1
+        self._pace.count()
         with contextlib.suppress(*_SLACK_ERRORS):
             await self._client.chat_stopStream(
                 channel=self._thread.channel, ts=self._stream_ts, chunks=self._pending_chunks()
             )
-        await self._forget("stream", self._stream_ts)
+        await self._kept.closed("stream", self._stream_ts)
 
     async def clear(self) -> None:
         await self.close()
@@ -398,15 +367,15 @@ class LiveProgress:
         if self._writer is not None:
             await asyncio.gather(self._writer, return_exceptions=True)
         if self._working_ts is not None:
-            self.calls += 1
+            self._pace.count()
             try:
                 await self._client.chat_delete(channel=self._thread.channel, ts=self._working_ts)
             except _SLACK_ERRORS as exc:
                 log.warning("working message not deleted: %s", exc)
-            await self._forget("working", self._working_ts)
+            await self._kept.closed("working", self._working_ts)
             self._working_ts = None
         if self._assistant and self._status_line and self._caps.shows_status(self._thread.team):
-            self.calls += 1
+            self._pace.count()
             with contextlib.suppress(*_SLACK_ERRORS):
                 await self._client.assistant_threads_setStatus(
                     channel_id=self._thread.channel, thread_ts=self._thread.thread_ts, status=""

@@ -10,9 +10,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.agent.outcomes import Step
 from bot.slack.blocks.working import working_message
 from bot.slack.delivery import SLACK_ERRORS
+from bot.slack.live_budget import KeptOpen
 from bot.slack.sessions import Thread
 from bot.slack.web_api import ProgressDropped, progress_calls
-from bot.state import StateError
 from bot.state.live_messages import LiveMessages
 
 log = logging.getLogger(__name__)
@@ -43,7 +43,7 @@ class StatusLine:
         self._thread = thread
         self._stop_for = thread.session_id if stoppable else None  # Stop's value
         self._grace_s = grace_s
-        self._left_open = left_open  # where the open message is kept, for after a crash
+        self._kept = KeptOpen(left_open, thread)  # the open message, for after a crash
         self._ts: str | None = None
         self._wanted: str | None = None
         self._shown: str | None = None
@@ -81,7 +81,7 @@ class StatusLine:
                         channel=self._thread.channel, thread_ts=self._thread.thread_ts, **message
                     )
                     self._ts = str(response["ts"])
-                    await self._remember(self._ts)
+                    await self._kept.opened("working", self._ts)
                 else:
                     await self._client.chat_update(
                         channel=self._thread.channel, ts=self._ts, **message
@@ -104,18 +104,5 @@ class StatusLine:
             await self._client.chat_delete(channel=self._thread.channel, ts=self._ts)
         except SLACK_ERRORS as exc:
             log.warning("status message not deleted: %s", exc)
-        if self._left_open is not None:
-            try:
-                await self._left_open.closed("working", self._thread.session_id, self._ts)
-            except StateError as exc:
-                log.warning("the status message of %s is not forgotten: %s", self._thread, exc)
+        await self._kept.closed("working", self._ts)
         self._ts = None
-
-    async def _remember(self, ts: str) -> None:
-        if self._left_open is None:
-            return
-        thread = self._thread
-        try:
-            await self._left_open.opened("working", thread.session_id, thread.channel, ts)
-        except StateError as exc:
-            log.warning("the status message of %s is not remembered: %s", thread, exc)
