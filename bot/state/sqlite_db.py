@@ -3,8 +3,9 @@
 Every statement runs on that thread, so the event loop never waits on disk and each job
 (a function of the connection) is atomic against every other job of this process; the
 directory lock keeps other processes out. Jobs queued while the thread is busy (a burst's)
-run together: one hop to the thread and back for all of them, and consecutive writes in one
-transaction, each in a savepoint (one COMMIT instead of one each).
+run together: one hop to the thread for all of them and one back per read or run of
+consecutive writes, which share one transaction, each in a savepoint (one COMMIT instead of
+one each).
 
 A job that fails (disk full, a locked or damaged file) raises StateError with the cause,
 marks the store unhealthy and leaves the worker alive; the connection is rolled back, or
@@ -292,9 +293,10 @@ class SqliteDb:
         return await self._queued(job, writes=True)
 
     # -- the queue ------------------------------------------------------------------------
-    # Calls go on a queue that the worker thread empties in one go: one hop to the thread and
-    # one back for all the calls that queued meanwhile (a burst's), not one each, and each
-    # run of consecutive writes in one transaction (one COMMIT, its WAL pages written once).
+    # Calls go on a queue that the worker thread empties in one go: one hop to the thread for
+    # all the calls that queued meanwhile (a burst's), not one each; one hop back per read
+    # and per run of consecutive writes, which share one transaction (one COMMIT, its WAL
+    # pages written once).
     async def _queued(self, job: Job[T], *, writes: bool) -> T:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[T] = loop.create_future()
@@ -320,7 +322,6 @@ class SqliteDb:
                     return
                 calls = list(self._queue)
                 self._queue.clear()
-            settled: list[tuple[_Call, bool, Any]] = []
             start = 0
             while start < len(calls):
                 end = start + 1
@@ -328,12 +329,15 @@ class SqliteDb:
                     end += 1
                 # A call whose caller is gone (cancelled) before it ran is not run.
                 batch = [call for call in calls[start:end] if not call.future.done()]
-                if batch:
-                    outcomes = self._settle(batch)
-                    settled.extend((c, ok, v) for c, (ok, v) in zip(batch, outcomes, strict=True))
                 start = end
-            with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
-                loop.call_soon_threadsafe(_deliver, settled)
+                if not batch:
+                    continue
+                outcomes = self._settle(batch)
+                settled = [(c, ok, v) for c, (ok, v) in zip(batch, outcomes, strict=True)]
+                # Handed over as soon as they are stored: a call never waits for the
+                # calls queued after it.
+                with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits
+                    loop.call_soon_threadsafe(_deliver, settled)
 
     def _settle(self, calls: list[_Call]) -> list[tuple[bool, Any]]:
         """Each call's outcome: (True, result) or (False, exception)."""
