@@ -61,13 +61,14 @@ from bot.agent.skills import Skills
 from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
 from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.query import QueryParameters, execute_query
+from bot.agent.turns import ToolCall
 from bot.agent.undo import UNDO, undo_card
 from bot.config import Environment, Mode, Settings
 from bot.db.images import TableImage
 from bot.db.types import DbError
 from bot.db.undo import rows_took_the_change
 from bot.state import GrantScope, State, StateError
-from bot.state.executions import ExecutionRecord, Phase
+from bot.state.executions import ExecutionRecord, Phase, call_execution_id
 from bot.state.requests import RequestStatus
 
 if TYPE_CHECKING:
@@ -253,7 +254,7 @@ class Agent:
                 session is None
                 or session.status is not SessionStatus.INTERRUPTED
                 or session.last_error != INTERRUPTED
-                or outstanding_write(session) is not None
+                or await self._sent_write(session) is not None
             ):
                 return Failed("Error: there is no interrupted run to resume in this thread")
             session.status = SessionStatus.RUNNING
@@ -425,7 +426,7 @@ class Agent:
         """A run left `running`: resumable, or interrupted during a possible change (`told`:
         the write-ahead record of that change already tells the thread)."""
         requester = session.requester.user_id if session.requester else ""
-        write = outstanding_write(session)
+        write = await self._sent_write(session)
         resumable = write is None and not told
         session.status = SessionStatus.INTERRUPTED
         session.last_error = INTERRUPTED if resumable else INTERRUPTED_CHANGE
@@ -439,6 +440,17 @@ class Agent:
             return []
         database, sql = database_and_sql(write)
         return [RunInterrupted(session.id, requester, database, sql)]
+
+    async def _sent_write(self, session: Session) -> ToolCall | None:
+        """The session's open call that may have changed data: one that may write and whose
+        write-ahead record exists (a change is recorded before it is sent, so a call without
+        one sent nothing: stopped before its card, during its impact preview, or between the
+        Approve click and its record). Such a call is run again when the run resumes."""
+        write = outstanding_write(session)
+        if write is None:
+            return None
+        record = await self.executions.get(call_execution_id(session.id, write.id))
+        return None if record is None else write
 
     async def undo(self, undo_id: str, *, requester: Requester, session_id: str) -> Outcome:
         """The inverse of an approved change, as a new card under the same rules (impact,

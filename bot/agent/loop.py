@@ -83,6 +83,7 @@ class Parts:
         mode: Mode,
         approver: str | None,
         origin: str = "",
+        call_id: str = "",
     ) -> ToolContext:
         """What a tool may use, for one session and the person it acts for."""
         return ToolContext(
@@ -97,6 +98,7 @@ class Parts:
             approver=approver,
             executions=self.state.executions,
             origin=origin,
+            call_id=call_id,
         )
 
 
@@ -143,8 +145,10 @@ class Runner:
     def requester(self) -> Requester:
         return self.session.requester or Requester(user_id="unknown")
 
-    def context(self, approver: str | None = None) -> ToolContext:
-        return self.parts.context(self.session.id, self.requester, self.session.mode, approver)
+    def context(self, approver: str | None = None, call_id: str = "") -> ToolContext:
+        return self.parts.context(
+            self.session.id, self.requester, self.session.mode, approver, call_id=call_id
+        )
 
     async def save(self) -> None:
         await self.parts.sessions.save(self.session)
@@ -288,7 +292,7 @@ class Runner:
             return prepared
         call_id, title = prepared.call.id, prepared.progress.rstrip("…").rstrip()
         await self.report(Step(call_id, title, "in_progress"))
-        outcome = await tools.run(prepared, self.context(approver))
+        outcome = await tools.run(prepared, self.context(approver, call_id=call_id))
         if isinstance(outcome, ApprovalRequired):
             details = f"{outcome.risk} on {outcome.database}"
             await self.report(Step(call_id, "Waiting for approval", "in_progress", details))

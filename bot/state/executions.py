@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
+import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, replace
@@ -22,6 +23,14 @@ from bot.state.codec import Record, decode, encode
 from bot.state.records import RecordTable
 from bot.state.redis_db import RedisDb, texts
 from bot.state.sqlite_db import SqliteDb
+
+_CALLS = uuid.UUID("0d6c7d0e-5a2b-4c1e-9f3a-2b7e8d1c4a60")  # names records after their call
+
+
+def call_execution_id(session_id: str, call_id: str) -> str:
+    """The id of the write-ahead record of the model's call `call_id` in the session: found
+    again after a crash, so no record means the change was never sent."""
+    return uuid.uuid5(_CALLS, f"{session_id}\n{call_id}").hex
 
 
 class Phase(StrEnum):

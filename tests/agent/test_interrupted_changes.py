@@ -258,3 +258,65 @@ async def test_a_change_reported_while_the_journal_cannot_be_written_is_audited_
         assert [line["sql"] for line in lines] == [CANCEL_11]
         assert lines[0]["outcome"] == unknown[0]["outcome"]
         assert await agent.recover() == []
+
+
+DELETE_12 = "DELETE FROM orders WHERE id = 12"
+
+
+@pytest.fixture
+async def orders_locked(shop_url: str) -> AsyncIterator[asyncmy.Connection]:
+    """`orders` locked for writing by the test: any read of it (an impact preview) waits."""
+    connection = await connect(shop_url)
+    async with connection.cursor() as cursor:
+        await cursor.execute("LOCK TABLES orders WRITE")
+    yield connection
+    connection.close()
+
+
+async def wait_until_a_read_waits_for_the_table(shop_url: str) -> None:
+    sql = (
+        "SELECT COUNT(*) FROM information_schema.PROCESSLIST "
+        f"WHERE DB = '{SCHEMA}' AND ID <> CONNECTION_ID() AND STATE LIKE '%metadata lock%'"
+    )
+    deadline = time.monotonic() + WAIT_S
+    while time.monotonic() < deadline:
+        if (await query(shop_url, sql))[0][0]:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("the impact preview never reached the server")
+
+
+async def test_killed_during_the_impact_preview_the_change_was_not_run_and_its_card_comes(
+    model_server: FakeModelServer,
+    shop_url: str,
+    tmp_path: Path,
+    orders_locked: asyncmy.Connection,
+) -> None:
+    state = tmp_path / "state"
+    model_server.script(calls(call("execute_query", {"database": STAGING, "sql": DELETE_12})))
+    bot = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.agent.approve_in_subprocess",
+        str(state), shop_url, model_server.url, KILLED_SESSION,
+        cwd=REPO, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    try:
+        await wait_until_a_read_waits_for_the_table(shop_url)  # the preview, before any card
+    finally:
+        bot.send_signal(signal.SIGKILL)
+        await bot.communicate()
+    orders_locked.close()
+
+    async with restarted_agent(model_server, shop_url, state) as (agent, recovered):
+        # No write-ahead record: nothing was sent, so nothing "may or may not" have run; the
+        # run is taken up again, and the call goes on to its card.
+        assert [type(item).__name__ for item in recovered] == ["RunResumable"]
+        assert recovered[0].session_id == KILLED_SESSION
+        resumed = await agent.resume(KILLED_SESSION)
+        assert isinstance(resumed, AwaitingApproval), resumed
+        assert resumed.pending.sql == DELETE_12
+        assert (await query(shop_url, f"SELECT COUNT(*) FROM {SCHEMA}.orders WHERE id = 12"))[0][
+            0
+        ] == 1
+        records = await agent.audit.since(None)
+        assert not [r for r in records if r["outcome"].startswith("outcome unknown")]

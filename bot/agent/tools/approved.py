@@ -33,7 +33,13 @@ from bot.db.database import Database
 from bot.db.types import DbError, Execution
 from bot.sql.risk import Classification, Risk, classify
 from bot.sql.undo import plan_row_change
-from bot.state.executions import ExecutionRecord, Executions, Phase, UndoRecord
+from bot.state.executions import (
+    ExecutionRecord,
+    Executions,
+    Phase,
+    UndoRecord,
+    call_execution_id,
+)
 from bot.state.grants import GrantClaim, Grants, GrantScope
 
 T = TypeVar("T")
@@ -126,8 +132,15 @@ async def mint_grant(
 def _write_ahead_record(
     context: ToolContext, db: Database, sql: str, claim: GrantClaim, transactional: bool
 ) -> ExecutionRecord:
+    # Named after the model's call when there is one: the restart finds it (or knows that
+    # nothing was sent). A direct run (a Run button, an Undo) has no call to name it.
+    execution_id = (
+        call_execution_id(context.session_id, context.call_id)
+        if context.call_id
+        else uuid.uuid4().hex
+    )
     return ExecutionRecord(
-        id=uuid.uuid4().hex,
+        id=execution_id,
         session_id=context.session_id,
         database=db.config.name,
         environment=db.config.environment.value,

@@ -53,6 +53,7 @@ class ToolContext:
     approver: str | None = None  # set while running a call an approver has just allowed
     executions: Executions | None = None  # write-ahead records of approved changes
     origin: str = ""  # "mcp:<client name>" for a call an MCP client made; audited with it
+    call_id: str = ""  # the model's call being run: names its write-ahead record
 
 
 @dataclass(frozen=True, slots=True)
