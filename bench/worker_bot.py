@@ -10,6 +10,7 @@ import asyncio
 import gc
 import itertools
 import os
+import secrets
 import signal
 import sys
 import time
@@ -193,6 +194,7 @@ def bot_environment(
     env.update(
         DBAGENT_CONFIG=str(config),
         DBAGENT_STATE_URL=state_url,
+        DBAGENT_STATE_KEY=os.environ.get("DBAGENT_STATE_KEY") or secrets.token_hex(32),
         SLACK_BOT_TOKEN=TOKEN,
         SLACK_SIGNING_SECRET=SECRET,
         SLACK_API_URL=fakes.slack_api_url,

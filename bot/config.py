@@ -345,6 +345,9 @@ class Settings(BaseSettings):
     dbagent_state_dir: Path = Path("state")
     # redis://host:port/db selects the Redis state backend; unset, state is embedded SQLite.
     dbagent_state_url: str | None = None
+    # Signs grants, pending approvals and forwarded Stops in the store (bot.state.seal);
+    # required with Redis.
+    dbagent_state_key: SecretStr | None = None
     # One database without a file: its name is the URL's schema.
     dbagent_database_url: SecretStr | None = None
     dbagent_database_environment: Environment = Environment.DEVELOPMENT

@@ -23,6 +23,10 @@ from tests.schemas import PREFIX, RUN_SUFFIX
 
 MYSQL_URL = os.environ.get("DBAGENT_TEST_MYSQL_URL", "mysql://root@127.0.0.1:3306/test")
 REDIS_URL = os.environ.get("DBAGENT_TEST_REDIS_URL", "redis://127.0.0.1:6379/0")
+# The key that signs grants, pending approvals and forwarded Stops (bot.state.seal): every
+# store the tests open uses it, as a deployment does; subprocesses are handed it too.
+STATE_KEY = "tests-state-key-" + "0123456789abcdef" * 2
+os.environ.setdefault("DBAGENT_STATE_KEY", STATE_KEY)
 
 _reachable: bool | None = None
 _reason = ""

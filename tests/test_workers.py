@@ -74,6 +74,7 @@ async def test_two_workers_serve_one_port_and_stop_together(
             tmp_path,
             # The bot refuses to start when no configured database is reachable.
             database_url=mysql_url,
+            DBAGENT_STATE_KEY=os.environ["DBAGENT_STATE_KEY"],
             DBAGENT_STATE_URL=f"{redis_url}?prefix={redis_prefix}",
             PORT=str(port),
         ),

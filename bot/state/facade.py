@@ -16,6 +16,7 @@ from pathlib import Path
 
 from bot.config import Limits, Settings
 from bot.state.audit import JOURNAL_FILE, AuditLog, RedisAuditTable, SqliteAuditTable
+from bot.state.errors import StateError
 from bot.state.executions import Executions, RedisExecutionTable, SqliteExecutionTable
 from bot.state.grants import Grants, RedisGrantTable, SqliteGrantTable
 from bot.state.journal import AuditJournal
@@ -30,6 +31,7 @@ from bot.state.redis_db import DEFAULT_PREFIX, RedisDb
 from bot.state.redis_sessions import RedisSessions
 from bot.state.requests import Requests
 from bot.state.retention import Lifetimes, Pruner, lifetimes
+from bot.state.seal import KEY_ENV, Seal
 from bot.state.seen_events import RedisSeenEvents, SeenEvents, SqliteSeenEvents
 from bot.state.sessions import Sessions, SqliteSessions
 from bot.state.sqlite_db import SqliteDb, private_directory
@@ -118,12 +120,22 @@ async def open_state(
     that serves it (`python -m bot audit`); it raises StateError when there is none."""
     directory = Path(settings.dbagent_state_dir)
     kept, limits = lifetimes(settings.retention, settings.limits), settings.limits
+    key = settings.dbagent_state_key
+    seal = Seal(None if key is None else key.get_secret_value())
     if settings.dbagent_state_url:
         if not read_only:
             private_directory(directory)  # for the audit journal
         redis_db = await RedisDb.open(settings.dbagent_state_url, prefix=redis_prefix)
-        return _redis_state(redis_db, directory, kept, limits, clock)
+        if not seal.enabled:
+            await redis_db.close()
+            raise StateError(
+                f"{KEY_ENV} is not set: with Redis state the grants, pending approvals and "
+                "forwarded Stop clicks are signed with it (at least 32 random characters, "
+                "openssl rand -hex 32; the same for every process of the app)"
+            )
+        return _redis_state(redis_db, directory, kept, limits, clock, seal)
     sqlite_db = await SqliteDb.open(directory, read_only=read_only)
+    # The embedded store is a private file of the process (0600): nothing else writes it.
     return _sqlite_state(sqlite_db, directory, kept, limits, clock)
 
 
@@ -151,15 +163,17 @@ def _sqlite_state(
 
 
 def _redis_state(
-    db: RedisDb, directory: Path, kept: Lifetimes, limits: Limits, clock: Clock
+    db: RedisDb, directory: Path, kept: Lifetimes, limits: Limits, clock: Clock, seal: Seal
 ) -> State:
     return State(
         sessions=RedisSessions(db, kept["sessions"]),
-        pending=PendingApprovals(RedisRecordTable(db, "pending", kept["pending"], indexed=True)),
+        pending=PendingApprovals(
+            RedisRecordTable(db, "pending", kept["pending"], indexed=True), seal
+        ),
         questions=Questions(RedisRecordTable(db, "questions", kept["questions"])),
         proposals=Proposals(RedisRecordTable(db, "proposals", kept["proposals"])),
         seen_events=RedisSeenEvents(db, kept["seen_events"], clock),
-        grants=Grants(RedisGrantTable(db), limits, clock),
+        grants=Grants(RedisGrantTable(db), limits, clock, seal),
         audit=AuditLog(RedisAuditTable(db), AuditJournal(directory / JOURNAL_FILE), clock),
         executions=Executions(
             RedisExecutionTable(db, kept["executions"]),
@@ -168,7 +182,7 @@ def _redis_state(
         ),
         leases=RedisLeases(db),
         posted=PostedMessages(RedisPostedTable(db, kept["posted"])),
-        stops=RedisStopRequests(db),
+        stops=RedisStopRequests(db, seal),
         requests=Requests(RedisRecordTable(db, "requests", kept["requests"])),
         backend=db,
         lifetimes=kept,

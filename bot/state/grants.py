@@ -24,6 +24,7 @@ from bot.sql.lexical import SQL_WHITESPACE as SQL_WHITESPACE  # re-exported for 
 from bot.sql.lexical import trim_sql
 from bot.state.codec import Record, decode, encode
 from bot.state.redis_db import RedisDb, texts
+from bot.state.seal import UNSEALED, Seal
 from bot.state.sqlite_db import SqliteDb
 
 
@@ -79,11 +80,16 @@ class GrantTable(ABC):
 
 class Grants:
     def __init__(
-        self, table: GrantTable, limits: Limits, clock: Callable[[], float] = time.time
+        self,
+        table: GrantTable,
+        limits: Limits,
+        clock: Callable[[], float] = time.time,
+        seal: Seal = UNSEALED,
     ) -> None:
         self._table = table
         self._limits = limits
         self._clock = clock
+        self._seal = seal  # bot.state.seal: a grant nobody minted matches nothing
 
     async def mint(
         self,
@@ -115,19 +121,33 @@ class Grants:
             "bounds": None if bounds is None else list(bounds),
             "pending_id": pending_id,
         }
-        await self._table.add(grant)
+        await self._table.add(self._seal.sign("grant", grant))
         return grant
 
     async def consume(self, session_id: str, database: str, sql: str) -> bool:
         """True when a live grant matches; a one-time grant is removed by the same call."""
-        binding = _binding(session_id, database, sql)
-        return await self._table.take(binding, self._clock(), hold=False) is not None
+        binding, now = _binding(session_id, database, sql), self._clock()
+        taken = await self._table.take(binding, now, hold=False)
+        return self._checked(taken, binding, now) is not None
+
+    def _checked(self, grant: Record | None, binding: str, now: float) -> Record | None:
+        """The grant taken, when the bot minted it for this binding and it has not expired
+        (its MAC covers both); else None: a planted or altered grant allows nothing."""
+        if grant is None:
+            return None
+        opened = self._seal.opened("grant", grant, f"grants/{grant.get('id')}")
+        if opened is None or opened.get("binding") != binding:
+            return None
+        expires_at = opened.get("expires_at")
+        if not isinstance(expires_at, int | float) or expires_at <= now:
+            return None
+        return opened
 
     async def claim(self, session_id: str, database: str, sql: str) -> GrantClaim | None:
         """Take a live grant for one execution, atomically. A thread grant held by an
         execution not yet finished (or cut off by a stop) does not match."""
-        binding = _binding(session_id, database, sql)
-        grant = await self._table.take(binding, self._clock(), hold=True)
+        binding, now = _binding(session_id, database, sql), self._clock()
+        grant = self._checked(await self._table.take(binding, now, hold=True), binding, now)
         if grant is None:
             return None
         bounds = grant.get("bounds")

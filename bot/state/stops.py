@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator
 from typing import Any
@@ -23,11 +24,15 @@ from redis.exceptions import RedisError
 
 from bot.state.errors import StateError
 from bot.state.redis_db import RedisDb
+from bot.state.seal import UNSEALED, Seal
 
 log = logging.getLogger(__name__)
 
 _RESUBSCRIBE_S = 1.0  # after Redis failed: try again this often, without flooding the log
 _POLL_S = 1.0
+# A forwarded Stop older than this is not acted on (one seen on the channel and sent again).
+FRESH_S = 60.0
+_SENT_AT = "forwarded_at"
 
 
 class StopRequests(ABC):
@@ -50,12 +55,17 @@ class LocalStopRequests(StopRequests):
 
 
 class RedisStopRequests(StopRequests):
-    def __init__(self, db: RedisDb) -> None:
+    """Requests are sealed (bot.state.seal) with the time they were sent: one not forwarded
+    by a serving process, or altered (another clicker's id), or older than FRESH_S, is
+    dropped with a log line."""
+
+    def __init__(self, db: RedisDb, seal: Seal = UNSEALED) -> None:
         self._db = db
         self._channel = db.key("stops")
+        self._seal = seal
 
     async def forward(self, request: dict[str, Any]) -> bool:
-        data = json.dumps(request)
+        data = json.dumps(self._seal.sign("stop", {**request, _SENT_AT: time.time()}))
         heard = await self._db.run(lambda c: c.publish(self._channel, data))
         return bool(heard)
 
@@ -66,7 +76,7 @@ class RedisStopRequests(StopRequests):
                 await pubsub.subscribe(self._channel)
                 while True:
                     message = await pubsub.get_message(timeout=_POLL_S)
-                    request = _request_of(message)
+                    request = self._checked(_request_of(message))
                     if request is not None:
                         yield request
             except (RedisError, OSError, StateError) as exc:
@@ -74,6 +84,18 @@ class RedisStopRequests(StopRequests):
                 await asyncio.sleep(_RESUBSCRIBE_S)
             finally:
                 await pubsub.aclose()  # type: ignore[no-untyped-call]
+
+    def _checked(self, request: dict[str, Any] | None) -> dict[str, Any] | None:
+        if request is None:
+            return None
+        opened = self._seal.opened("stop", request, "stops")
+        if opened is None:
+            return None
+        sent_at = opened.pop(_SENT_AT, None)
+        if not isinstance(sent_at, int | float) or abs(time.time() - sent_at) > FRESH_S:
+            log.warning("a forwarded stop request that is not fresh was ignored")
+            return None
+        return opened
 
 
 def _request_of(message: dict[str, Any] | None) -> dict[str, Any] | None:

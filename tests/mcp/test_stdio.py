@@ -79,6 +79,7 @@ async def test_over_stdio_reads_run_and_a_change_waits_for_the_serving_bots_clic
         tmp_path,
         shop_url,
         slack,
+        DBAGENT_STATE_KEY=os.environ["DBAGENT_STATE_KEY"],
         DBAGENT_STATE_URL=f"{redis_url}?prefix={redis_prefix}",
         DBAGENT_MCP_TOKEN=ALICE_TOKEN,
     )
