@@ -63,6 +63,7 @@ def bot_environment(
     )
     if state_url is not None:
         env["DBAGENT_STATE_URL"] = state_url
+        env["DBAGENT_STATE_KEY"] = os.environ["DBAGENT_STATE_KEY"]  # tests/conftest.py's
     return env
 
 
