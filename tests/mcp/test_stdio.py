@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import os
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
