@@ -38,6 +38,7 @@ def environment(
         "SLACK_SIGNING_SECRET": "secret",
         "SLACK_API_URL": "http://127.0.0.1:1/api/",  # unreachable: the token check is skipped
         "OPENAI_API_KEY": "unused",
+        "DBAGENT_STATE_KEY": os.environ["DBAGENT_STATE_KEY"],  # signs Redis state
         **extra,
     }
 
@@ -74,7 +75,6 @@ async def test_two_workers_serve_one_port_and_stop_together(
             tmp_path,
             # The bot refuses to start when no configured database is reachable.
             database_url=mysql_url,
-            DBAGENT_STATE_KEY=os.environ["DBAGENT_STATE_KEY"],
             DBAGENT_STATE_URL=f"{redis_url}?prefix={redis_prefix}",
             PORT=str(port),
         ),
