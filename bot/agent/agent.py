@@ -79,6 +79,7 @@ log = logging.getLogger(__name__)
 SUPERSEDED_PENDING = "not approved; superseded by a new message"
 SUPERSEDED_QUESTION = "not answered; superseded by a new message"
 EXPIRED_CALL = "not approved; the approval request expired"
+FINISHED_CALL = "ran to its end before the bot stopped (its result was not kept)"
 DIRECT = "direct"  # a person's Run button: an approval that resumes no model run
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
@@ -426,31 +427,34 @@ class Agent:
         """A run left `running`: resumable, or interrupted during a possible change (`told`:
         the write-ahead record of that change already tells the thread)."""
         requester = session.requester.user_id if session.requester else ""
-        write = await self._sent_write(session)
-        resumable = write is None and not told
+        sent = await self._sent_write(session)
+        resumable = sent is None and not told
         session.status = SessionStatus.INTERRUPTED
         session.last_error = INTERRUPTED if resumable else INTERRUPTED_CHANGE
         if not resumable:  # a resumed run reads again what it was reading
             for call in open_calls(session.messages):
-                session.messages.append(tool_message(call.id, INTERRUPTED_CALL))
+                content = INTERRUPTED_CALL
+                if sent is not None and call.id == sent[0].id and sent[1].outcome:
+                    content = f"{FINISHED_CALL}: {sent[1].outcome}"
+                session.messages.append(tool_message(call.id, content))
         await self.sessions.save(session)
         if resumable:
             return [RunResumable(session.id, requester)]
-        if told or write is None:
+        if told or sent is None:
             return []
-        database, sql = database_and_sql(write)
-        return [RunInterrupted(session.id, requester, database, sql)]
+        database, sql = database_and_sql(sent[0])
+        return [RunInterrupted(session.id, requester, database, sql, sent[1].outcome)]
 
-    async def _sent_write(self, session: Session) -> ToolCall | None:
-        """The session's open call that may have changed data: one that may write and whose
-        write-ahead record exists (a change is recorded before it is sent, so a call without
-        one sent nothing: stopped before its card, during its impact preview, or between the
-        Approve click and its record). Such a call is run again when the run resumes."""
+    async def _sent_write(self, session: Session) -> tuple[ToolCall, ExecutionRecord] | None:
+        """The session's open call that may have changed data, with its write-ahead record.
+        A change is recorded before it is sent, so a call that may write but has no record
+        sent nothing (it stopped before its card, during its impact preview, or between the
+        Approve click and its record): None, and the call runs again when the run resumes."""
         write = outstanding_write(session)
         if write is None:
             return None
         record = await self.executions.get(call_execution_id(session.id, write.id))
-        return None if record is None else write
+        return None if record is None else (write, record)
 
     async def undo(self, undo_id: str, *, requester: Requester, session_id: str) -> Outcome:
         """The inverse of an approved change, as a new card under the same rules (impact,

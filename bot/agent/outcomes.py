@@ -210,9 +210,15 @@ class RunInterrupted:
     requester: str
     database: str
     sql: str
+    outcome: str = ""  # what its write-ahead record says became of it, when it finished
 
     @property
     def text(self) -> str:
+        if self.outcome:
+            return (
+                f"The bot restarted after this statement ran on {self.database} "
+                f"({self.outcome}), before its answer was kept:\n{self.sql}"
+            )
         return (
             f"The bot restarted while this statement was running on {self.database}; it may "
             "or may not have been applied. Check the data before you ask for it again:\n"

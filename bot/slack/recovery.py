@@ -84,6 +84,11 @@ async def close_card(services: Services, item: Interrupted) -> None:
 def run_interrupted_message(item: RunInterrupted) -> str:
     sql, _ = mrkdwn.truncate(mrkdwn.code_text(item.sql), _SQL_CHARS)
     asker = f"<@{mrkdwn.escape(item.requester)}> " if item.requester else ""
+    if item.outcome:  # its write-ahead record finished: what became of it is known
+        return (
+            f"{asker}I restarted after this statement ran on *{mrkdwn.escape(item.database)}* "
+            f"({mrkdwn.escape(item.outcome)}), before I could answer:\n```{sql}```"
+        )
     return (
         f"{asker}I restarted while this statement was running on "
         f"*{mrkdwn.escape(item.database)}*. It may or may not have been applied: check the "

@@ -161,3 +161,31 @@ async def test_a_change_run_on_a_thread_grant_is_known_outstanding_after_a_crash
     (found,) = await restarted.recover()  # reported once, never resumed
     assert isinstance(found, Interrupted | RunInterrupted) and found.sql == SLOW_WRITE
     assert isinstance(await restarted.resume(SESSION), Failed)
+
+
+async def test_a_change_that_ran_to_its_end_before_its_answer_was_kept_is_reported_as_run(
+    make_agent: AgentFactory, model_server: FakeModelServer
+) -> None:
+    """The state a stop leaves between the change's record `finished` and the session's save:
+    the call open, its record saying what became of it. Not "may or may not": it ran."""
+    agent = await make_agent()
+    bump = "UPDATE orders SET total = total + 0 WHERE id = 10"
+    model_server.script(calls(call("execute_query", {"database": STAGING, "sql": bump})))
+    paused = await agent.handle_message(SESSION, "touch", requester=REQUESTER, mode=Mode.AGENT)
+    assert isinstance(paused, AwaitingApproval)
+    model_server.script(say("Done."))
+    await agent.approve(paused.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
+    session = await agent.session(SESSION)
+    assert session is not None
+    call_at = max(i for i, m in enumerate(session.messages) if m.get("tool_calls"))
+    session.messages = session.messages[: call_at + 1]  # its answer never kept
+    session.status = SessionStatus.RUNNING
+    await agent.sessions.save(session)
+
+    restarted = await make_agent(recover=False)
+    (found,) = await restarted.recover()
+    assert isinstance(found, RunInterrupted) and found.sql == bump
+    assert found.outcome and "may or may not" not in found.text
+    assert f"ran on {STAGING}" in found.text
+    session = await restarted.session(SESSION)
+    assert session is not None and "ran to its end" in session.messages[-1]["content"]
