@@ -176,6 +176,9 @@ class Approvals(BaseModel):
     max_rows_unknown: int = Field(1000, ge=0)
     # Rows read as a before-image for Undo; a larger change has no Undo.
     max_undo_rows: int = Field(10_000, ge=0)
+    # A change whose rows cannot all be counted ahead (its own, its triggers', cascades' and
+    # stored functions') is refused; true posts its card saying in words what is not counted.
+    allow_uncounted: bool = False
 
     @field_validator("environments")
     @classmethod

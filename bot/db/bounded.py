@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import operator
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -28,6 +29,7 @@ from bot.db.images import Row, TableImage, TableMeta, table_meta
 from bot.db.impact_types import Impact, RowCount
 from bot.db.session import RawResult, Session
 from bot.db.types import DbError, Execution, StatementOutcome
+from bot.db.undo_rules import undo_refusal
 from bot.sql import undo as sql_undo
 from bot.sql.lexical import trim_sql
 from bot.sql.undo import RowChange, TableName
@@ -41,8 +43,15 @@ BeforeCommit = Callable[["BoundedRun"], Awaitable[None]]
 @dataclass(frozen=True, slots=True)
 class WriteStep:
     sql: str
-    max_rows: int | None  # None: not bounded (a read among the writes)
+    # The most rows the server may write for it in all (the statement, its triggers, its
+    # cascades, the stored functions it runs); None: not bounded (a read among the writes).
+    max_rows: int | None
     change: RowChange | None  # None: nothing to capture (a read)
+    # Counts of the child rows its foreign keys cascade to, locking them (bot.sql.cascades):
+    # the server's session counters do not see what InnoDB cascades.
+    cascades: tuple[str, ...] = ()
+    functions: tuple[str, ...] = ()  # stored programs it runs that write rows
+    kind: str = ""  # the classifier's: INSERT, REPLACE, UPDATE, DELETE, CALL, …
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,20 +77,25 @@ def bounds_for(
     margin: int,
     unknown: int,
 ) -> tuple[int, ...]:
-    """The most rows each statement may change: what its card stated plus the margin, and
-    `unknown` where the card had no number (or no impact was computed)."""
+    """The most rows the server may write for each statement: the total its card stated
+    (its own rows, its triggers', cascades' and stored functions') plus the margin; with
+    `unknown` more for whatever the card could not count, and `unknown` where the card had
+    no number (or no impact was computed). An exact 0 is a bound of 0 (plus the margin).
+    "Up to N" (REPLACE, INSERT IGNORE, ON DUPLICATE KEY UPDATE) bounds the rows inserted and
+    the rows updated or replaced, each, by N plus the margin (bot.db.bounded counts a row
+    the server first tried to insert once, not twice)."""
     stated = {} if impact is None else {i: s for i, s in enumerate(impact.statements)}
     bounds = []
     for index, sql in enumerate(statements):
         statement = stated.get(index)
         if statement is None or trim_sql(statement.sql) != trim_sql(sql):
             bounds.append(unknown)  # the card did not state this statement
+        elif statement.uncounted:
+            bounds.append((statement.total or 0) + margin + unknown)
+        elif statement.total is not None:
+            bounds.append(statement.total + margin)
         elif statement.rows is None or statement.count is RowCount.UNKNOWN:
             bounds.append(unknown)
-        elif statement.count is RowCount.UP_TO:
-            # REPLACE and ON DUPLICATE KEY UPDATE: the server counts a replaced or updated
-            # row twice (delete + insert, or insert attempt + update).
-            bounds.append(2 * statement.rows + margin)
         else:
             bounds.append(statement.rows + margin)
     return tuple(bounds)
@@ -98,6 +112,8 @@ async def run_bounded(
         run = _Transaction(session, database, max_undo_rows)
         await run.fetch("START TRANSACTION")
         try:
+            if any(step.max_rows is not None for step in steps):
+                run.counters = await run.handler_counts()
             for position, step in enumerate(steps, 1):
                 await run.step(position, len(steps), step)
             await before_commit(run.result())
@@ -126,6 +142,7 @@ class _Transaction:
         self.images: list[TableImage] = []
         self.reasons: list[str] = []
         self._schema: str | None = None
+        self.counters = 0  # the session's Handler_* total after the last bounded statement
 
     async def fetch(self, sql: str, args: Any = None, limit: int = 1) -> RawResult:
         return await self.session.fetch(sql, args, limit=limit)
@@ -141,44 +158,57 @@ class _Transaction:
         with contextlib.suppress(DbError):
             await self.fetch("ROLLBACK")
 
+    async def handler_counts(self) -> int:
+        """The rows this session's statements, their triggers and the stored functions they
+        ran have written so far (InnoDB's cascades are not in it)."""
+        raw = await self.fetch(_HANDLERS, limit=len(_HANDLER_NAMES))
+        return sum(int(value) for _, value in raw.rows)
+
     async def step(self, position: int, total: int, step: WriteStep) -> None:
         where = f"statement {position} of {total}: " if total > 1 else ""
-        capture = await self._before(step.change, where)
+        capture = await self._before(step, where)
+        cascaded = 0
+        for counting in step.cascades:  # before it runs: afterwards the rows are gone
+            counted = await self.fetch(counting)
+            cascaded += int(counted.rows[0][0]) if counted.rows else 0
         started = time.perf_counter()
         try:
             raw = await self.fetch(step.sql, limit=self.database.limits.max_rows)
         except DbError as exc:
             raise DbError(where + exc.message) from None
         self.outcomes.append(self.database.outcome(step.sql, raw, started))
-        changed = raw.affected_rows or 0
-        if step.max_rows is not None and changed > step.max_rows:
-            raise RolledBack(
-                f"rolled back: {where}changed {_rows(changed)}, approved {step.max_rows}; "
-                "nothing was changed",
-                tuple(self.outcomes),
-            )
+        if step.max_rows is not None:
+            counters = await self.handler_counts()
+            upsert = _upsert(step)
+            written = counters - self.counters + cascaded - (_attempts(raw) if upsert else 0)
+            self.counters = counters
+            problem = over_bound(raw, written, step.max_rows, upsert=upsert)
+            if problem:
+                raise RolledBack(
+                    f"rolled back: {where}{problem}; nothing was changed", tuple(self.outcomes)
+                )
         if capture is not None:
             await self._after(step.change, capture, raw, where)
 
     # -- images ---------------------------------------------------------------------------
-    async def _before(self, change: RowChange | None, where: str) -> _Capture | None:
+    async def _before(self, step: WriteStep, where: str) -> _Capture | None:
+        change = step.change
         if change is None:
             return None
-        if not change.exact or change.table is None:
-            self.reasons.append(where + change.reason)
-            return None
-        assert change.table is not None
-        schema = change.table.schema or await self._current_schema()
-        meta = await table_meta(self.session, schema, change.table.name, change.kind)
-        if meta.reason:
-            self.reasons.append(where + meta.reason)
+        meta = None
+        if change.exact and change.table is not None:
+            schema = change.table.schema or await self._current_schema()
+            meta = await table_meta(self.session, schema, change.table.name, change.kind)
+        # The rules the card was decided by (bot.db.undo_rules), on the table as it is now.
+        reason = undo_refusal(change, meta, functions=step.functions, max_undo_rows=self.cap)
+        if reason or meta is None:
+            self.reasons.append(where + (reason or "its table could not be read"))
             return None
         if change.kind == "INSERT":
             return _Capture(meta, (), ())
-        if change.kind == "UPDATE" and set(change.set_columns) & {k.lower() for k in meta.key}:
-            self.reasons.append(where + "it changes the table's key")
-            return None
-        raw = await self.fetch(change.locking_read or "", limit=self.cap + 1)
+        # Every column by name: SELECT * leaves out INVISIBLE columns.
+        locking_read = sql_undo.naming_columns(change.locking_read or "", meta.columns)
+        raw = await self.fetch(locking_read, limit=self.cap + 1)
         if len(raw.rows) > self.cap:
             self.reasons.append(where + f"it changes more than {_rows(self.cap)} (the undo limit)")
             return None
@@ -213,7 +243,9 @@ class _Transaction:
                 self._keep(change, meta, capture.columns, (), ())
                 return
             keys = list(map(_key_of(capture.columns, meta.key), capture.before))
-            after = await self.fetch(await _rows_by_key(table, meta.key, keys), limit=len(keys))
+            after = await self.fetch(
+                await _rows_by_key(table, meta.key, keys, columns=meta.columns), limit=len(keys)
+            )
             ordered = _by_key(after, meta.key, keys)
             if ordered is None:
                 self.reasons.append(where + "its rows could not be read back by key")
@@ -229,12 +261,14 @@ class _Transaction:
             return
         literal_keys = sql_undo.insert_keys(change, meta.columns, meta.key)
         if literal_keys is not None and len(literal_keys) == inserted:
-            sql = await _rows_by_key(table, meta.key, literal_keys, literal_keys=True)
+            sql = await _rows_by_key(
+                table, meta.key, literal_keys, literal_keys=True, columns=meta.columns
+            )
         elif meta.auto_increment and raw.last_insert_id and inserted:
             step = await self._increment()
             first = raw.last_insert_id
             ids = [(first + n * step,) for n in range(inserted)]
-            sql = await _rows_by_key(table, meta.key, ids)
+            sql = await _rows_by_key(table, meta.key, ids, columns=meta.columns)
         else:
             self.reasons.append(where + "the keys of the inserted rows are not known")
             return
@@ -296,16 +330,21 @@ _KEYS_PER_SLICE = 2_000
 
 
 async def _rows_by_key(
-    table: TableName, key: Sequence[str], keys: Sequence[Any], *, literal_keys: bool = False
+    table: TableName,
+    key: Sequence[str],
+    keys: Sequence[Any],
+    *,
+    literal_keys: bool = False,
+    columns: Sequence[str] = (),
 ) -> str:
-    """The locking read of rows by key (the rows a change wrote)."""
+    """The locking read of rows by key (the rows a change wrote), every column by name."""
     slices = []
     for start in range(0, len(keys), _KEYS_PER_SLICE):
         if start:
             await asyncio.sleep(0)
         part = keys[start : start + _KEYS_PER_SLICE]
         slices.append(sql_undo.key_list_sql(key, part, literal_keys))
-    return sql_undo.rows_in_key_list(table, key, ", ".join(slices), lock=True)
+    return sql_undo.rows_in_key_list(table, key, ", ".join(slices), lock=True, columns=columns)
 
 
 def _position(columns: Sequence[str], name: str) -> int:
@@ -337,3 +376,58 @@ def _by_key(raw: RawResult, key: Sequence[str], keys: Sequence[Row]) -> tuple[Ro
 
 def _rows(count: int) -> str:
     return f"{count} row{'' if count == 1 else 's'}"
+
+
+# The server's session counters of rows written: by the statement, its triggers and the
+# stored functions it runs (not InnoDB's cascades, not internal temporary tables).
+_HANDLER_NAMES = ("Handler_delete", "Handler_update", "Handler_write")
+_HANDLERS = (
+    "SHOW SESSION STATUS WHERE Variable_name IN ("
+    + ", ".join(f"'{name}'" for name in _HANDLER_NAMES)
+    + ")"
+)
+_INFO = re.compile(r"Records:\s*(\d+)\s+Duplicates:\s*(\d+)", re.IGNORECASE)
+
+
+def _upsert(step: WriteStep) -> bool:
+    return step.kind in ("INSERT", "REPLACE")
+
+
+def _records(raw: RawResult) -> tuple[int, int] | None:
+    """(rows the statement processed, duplicates) from the server's info, when it gave one."""
+    found = _INFO.search(raw.info or "")
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
+def _attempts(raw: RawResult) -> int:
+    """Insert attempts the server counted in Handler_write that wrote no row: a duplicate
+    an INSERT IGNORE skipped, or that ON DUPLICATE KEY UPDATE or REPLACE turned into an
+    update or a replacement (each counted as such on its own)."""
+    records = _records(raw)
+    if records is not None:
+        return records[1]
+    # One row and no info: ON DUPLICATE KEY UPDATE or REPLACE reports an update as 2.
+    return 1 if raw.affected_rows == 2 else 0
+
+
+def over_bound(raw: RawResult, written: int, bound: int, *, upsert: bool) -> str:
+    """Why a statement that wrote `written` rows in all is over its `bound`, or "" when it
+    is within it. An INSERT or REPLACE is held to the bound for the rows it inserted and,
+    separately, for the rows it updated or replaced."""
+    if upsert:
+        records = _records(raw)
+        if records is not None:
+            processed, duplicates = records
+            inserted = processed - duplicates
+            for count, what in ((inserted, "inserted"), (duplicates, "updated or replaced")):
+                if count > bound:
+                    return f"{what} {_rows(count)}, approved {bound}"
+    if written > bound:
+        own = raw.affected_rows or 0
+        if written == own:
+            return f"changed {_rows(written)}, approved {bound}"
+        return (
+            f"wrote {_rows(written)} (with its triggers, cascades and stored functions), "
+            f"approved {bound}"
+        )
+    return ""

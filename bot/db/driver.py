@@ -77,3 +77,13 @@ def received(cursor: SSCursor) -> tuple[Any, int, int]:
 def affected_rows(cursor: SSCursor) -> int:
     """The cursor's rowcount (asyncmy's stubs type it as object)."""
     return int(cast(Any, cursor).rowcount)
+
+
+def info_message(cursor: SSCursor) -> str:
+    """The info of the server's OK packet for the last statement ("Records: 3  Duplicates: 1
+    Warnings: 0" after a multi-row INSERT or REPLACE), or ""."""
+    result = cast(Any, cursor)._result
+    message = getattr(result, "message", None) if result is not None else None
+    if isinstance(message, bytes | bytearray):
+        return bytes(message).decode("utf-8", "replace")
+    return str(message or "")

@@ -21,11 +21,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.config import Approvals
+from bot.db.counting import ROWLESS, Beyond, beyond
+from bot.db.images import table_meta
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 from bot.db.reach import Reached, ServerReach, walk
 from bot.db.types import Cell, DbError, ResultSet
+from bot.db.undo_rules import undo_refusal
 from bot.sql.impact import PREVIEW_ROWS, Plan, plan
 from bot.sql.risk import Classification, Risk, Statement, TableRef
+from bot.sql.undo import plan_row_change
 
 if TYPE_CHECKING:
     from bot.db.database import Database
@@ -119,13 +123,22 @@ async def _statement(
         return await _ddl(database, statement, reach, budget, reached)
     if kind not in _DML:
         reached = _reached_fields(walk(statement, reach))
+        extra = beyond(statement, reach)
+        if kind in ROWLESS or kind == "CALL":
+            # It changes no rows itself: only the stored programs it runs might.
+            rows, count = (None, RowCount.UNKNOWN) if extra.uncounted else (0, RowCount.EXACT)
+            uncounted = extra.uncounted
+        else:
+            rows, count = None, RowCount.UNKNOWN
+            uncounted = (f"the rows a {kind} statement changes", *extra.uncounted)
         return StatementImpact(
             statement.text,
             kind,
-            None,
-            RowCount.UNKNOWN,
+            rows,
+            count,
             undo_reason="only INSERT, UPDATE and DELETE can be undone exactly",
-            notes=(f"the rows a {kind} statement changes are not counted ahead",),
+            total=rows,
+            uncounted=uncounted,
             **reached,
         )
     try:
@@ -150,7 +163,9 @@ async def _statement(
     rows, count = await _count(database, built, explained, budget, notes)
     columns, preview = await _preview(database, built, budget, notes)
     notes.extend(_warnings(explained, count, kind))
-    undo, undo_reason = _undo(built, keys, rows, count, approvals)
+    extra = beyond(statement, reach, upsert=upsert)
+    total, written, uncounted = await _beyond_rows(database, extra, rows, count, budget)
+    undo_reason = await _undo(database, statement, reach, extra, rows, count, approvals, budget)
     return StatementImpact(
         statement.text,
         kind,
@@ -161,11 +176,55 @@ async def _statement(
         access=explained.access,
         index=explained.index,
         full_scan_rows=explained.full_scan_rows,
-        undo=undo,
+        undo=not undo_reason,
         undo_reason=undo_reason,
         notes=tuple(notes),
+        total=total,
+        written=written,
+        uncounted=uncounted,
         **reached,
     )
+
+
+async def _beyond_rows(
+    database: Database,
+    extra: Beyond,
+    rows: int | None,
+    count: RowCount,
+    budget: _Budget,
+) -> tuple[int | None, tuple[str, ...], tuple[str, ...]]:
+    """The total the server writes (the counted parts), each counted part beyond the
+    statement in words, and each part not counted."""
+    uncounted = list(extra.uncounted)
+    if rows is None or count is RowCount.UNKNOWN:
+        uncounted.insert(0, "the rows the statement itself changes")
+    elif count is RowCount.ESTIMATE:
+        uncounted.insert(0, "the rows the statement itself changes (only an estimate is known)")
+    total = rows or 0
+    written: list[str] = []
+    for trigger in extra.triggers:
+        if not trigger.per_row:
+            continue
+        if rows is None:
+            uncounted.append(f"the rows trigger {trigger.description} writes")
+            continue
+        total += trigger.per_row * rows
+        written.append(f"{_many(trigger.per_row * rows)} by trigger {trigger.description}")
+    for cascade in extra.cascades:
+        result = await _rows(database, cascade.count_sql, budget, 1)
+        counted = (
+            _number(result.rows[0][0]) if isinstance(result, ResultSet) and result.rows else None
+        )
+        if counted is None:
+            uncounted.append(f"the rows {cascade.description} writes (counting failed: {result})")
+            continue
+        total += counted
+        written.append(f"{_many(counted)} of {cascade.description}")
+    return total, tuple(written), tuple(uncounted)
+
+
+def _many(count: int) -> str:
+    return f"{count:,} row{'' if count == 1 else 's'}"
 
 
 def _warnings(explained: _Explained, count: RowCount, kind: str) -> list[str]:
@@ -326,33 +385,39 @@ async def _preview(
     return result.columns, result.rows
 
 
-def _undo(
-    built: Plan,
-    keys: dict[TableRef, tuple[str, ...]],
+async def _undo(
+    database: Database,
+    statement: Statement,
+    reach: ServerReach,
+    extra: Beyond,
     rows: int | None,
     count: RowCount,
     approvals: Approvals,
-) -> tuple[bool, str]:
-    if built.kind == "REPLACE" or (built.kind == "INSERT" and built.up_to):
-        return False, (
-            "REPLACE, INSERT IGNORE and ON DUPLICATE KEY UPDATE may overwrite or skip rows "
-            "whose earlier values are not kept"
-        )
-    if built.problem or not built.written:
-        return False, "the rows it changes could not be pinned down"
-    keyless = [t for t in built.written if t not in keys]
-    if keyless:
-        names = ", ".join(t.name for t in keyless)
-        return False, f"{names} has no primary or unique key, so its rows cannot be found again"
-    if rows is None or count is RowCount.UNKNOWN:
-        return False, "the number of rows it changes is unknown"
-    if count is RowCount.ESTIMATE:
-        return False, "only an estimate of the rows it changes is known"
-    if rows > approvals.max_undo_rows:
-        return False, (
-            f"{rows:,} rows is more than max_undo_rows ({approvals.max_undo_rows:,}) kept for Undo"
-        )
-    return True, ""
+    budget: _Budget,
+) -> str:
+    """Why the statement has no exact Undo ("" when it has one): the rules the approved run
+    applies too (bot.db.undo_rules), on the table as the catalog shows it now."""
+    if len(statement.text) <= _PLAN_INLINE_CHARS:
+        change = plan_row_change(statement.text, approvals.max_undo_rows)
+    else:
+        change = await asyncio.to_thread(plan_row_change, statement.text, approvals.max_undo_rows)
+    meta = None
+    if change.exact and change.table is not None and budget.left() >= _MIN_STEP_S:
+        schema = change.table.schema or reach.schema
+        if schema:
+            try:
+                async with database.primary_reads(timeout_s=budget.left()) as session:
+                    meta = await table_meta(session, schema, change.table.name, change.kind)
+            except DbError as exc:
+                log.info("the table of a change could not be read: %s", exc.message)
+    return undo_refusal(
+        change,
+        meta,
+        functions=extra.functions,
+        rows=rows,
+        count=count,
+        max_undo_rows=approvals.max_undo_rows,
+    )
 
 
 async def _ddl(

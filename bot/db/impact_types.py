@@ -45,6 +45,11 @@ class StatementImpact:
     undo: bool = False  # an exact Undo is possible
     undo_reason: str = ""  # why not, when undo is False
     notes: tuple[str, ...] = ()  # anything else the approver should read
+    # The rows the server writes in all: the statement's own, its triggers', its cascades'
+    # and its stored functions' (as far as they are counted); None when not measured.
+    total: int | None = None
+    written: tuple[str, ...] = ()  # each counted part beyond the statement, in words
+    uncounted: tuple[str, ...] = ()  # each part that could not be counted, in words
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +66,15 @@ class Impact:
         for item in data.get("statements") or ():
             values = dict(item)
             values["count"] = RowCount(values["count"])
-            for name in ("preview_columns", "tables", "triggers", "cascades", "notes"):
+            for name in (
+                "preview_columns",
+                "tables",
+                "triggers",
+                "cascades",
+                "notes",
+                "written",
+                "uncounted",
+            ):
                 values[name] = tuple(values.get(name) or ())
             values["preview_rows"] = tuple(tuple(row) for row in values.get("preview_rows") or ())
             known = StatementImpact.__dataclass_fields__

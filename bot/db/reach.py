@@ -108,6 +108,7 @@ class ForeignKey:
     parent_table: str
     on_update: str  # CASCADE | SET NULL | SET DEFAULT | RESTRICT | NO ACTION
     on_delete: str
+    referenced: str = ""  # the parent's columns, in the order of `columns`
 
 
 @dataclass(frozen=True, slots=True)
@@ -455,7 +456,8 @@ _TRIGGERS = (
 _FOREIGN_KEYS = (
     "SELECT rc.CONSTRAINT_SCHEMA, rc.CONSTRAINT_NAME, rc.TABLE_NAME,"
     " GROUP_CONCAT(k.COLUMN_NAME ORDER BY k.ORDINAL_POSITION SEPARATOR ', '),"
-    " rc.UNIQUE_CONSTRAINT_SCHEMA, rc.REFERENCED_TABLE_NAME, rc.UPDATE_RULE, rc.DELETE_RULE"
+    " rc.UNIQUE_CONSTRAINT_SCHEMA, rc.REFERENCED_TABLE_NAME, rc.UPDATE_RULE, rc.DELETE_RULE,"
+    " GROUP_CONCAT(k.REFERENCED_COLUMN_NAME ORDER BY k.ORDINAL_POSITION SEPARATOR ', ')"
     " FROM information_schema.REFERENTIAL_CONSTRAINTS rc"
     " JOIN information_schema.KEY_COLUMN_USAGE k"
     "  ON k.CONSTRAINT_SCHEMA = rc.CONSTRAINT_SCHEMA AND k.CONSTRAINT_NAME = rc.CONSTRAINT_NAME"
@@ -620,8 +622,19 @@ def _snapshot(
             parent_table=_text(parent),
             on_update=_text(on_update).upper(),
             on_delete=_text(on_delete).upper(),
+            referenced=_text(referenced),
         )
-        for child_schema, name, child, columns, parent_schema, parent, on_update, on_delete in keys
+        for (
+            child_schema,
+            name,
+            child,
+            columns,
+            parent_schema,
+            parent,
+            on_update,
+            on_delete,
+            referenced,
+        ) in keys
     ]
     return ServerReach(
         schema,

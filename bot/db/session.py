@@ -36,6 +36,7 @@ from asyncmy.errors import MySQLError
 from bot.db.cells import render_row
 from bot.db.driver import (
     affected_rows,
+    info_message,
     live_result,
     pause_reading,
     resume_reading,
@@ -74,6 +75,7 @@ class RawResult:
     truncated: bool
     affected_rows: int | None
     last_insert_id: int | None
+    info: str = ""  # the server's note on a change ("Records: 3  Duplicates: 1  Warnings: 0")
 
     def rendered(self, cell_chars: int) -> ResultSet | None:
         if self.columns is None:
@@ -147,7 +149,13 @@ class Session:
                 await cursor.execute(sql, args)
                 if not cursor.description:  # no result set (asyncmy types it as always set)
                     return RawResult(
-                        None, (), [], False, affected_rows(cursor), cursor.lastrowid or None
+                        None,
+                        (),
+                        [],
+                        False,
+                        affected_rows(cursor),
+                        cursor.lastrowid or None,
+                        info_message(cursor),
                     )
                 rows = await read_rows(cursor, limit + 1)
                 truncated = len(rows) > limit

@@ -95,7 +95,7 @@ async def _current(session: Session, image: TableImage) -> tuple[tuple[Row, ...]
     keys = [_key_of(image, row) for row in rows]
     current: dict[Row, Row] = {}
     if keys:
-        sql = sql_undo.rows_by_key(image.name, image.key, keys, lock=False)
+        sql = sql_undo.rows_by_key(image.name, image.key, keys, lock=False, columns=image.columns)
         raw = await session.fetch(sql, limit=len(keys))
         columns = raw.columns or ()
         for found in raw.rows:
@@ -171,7 +171,13 @@ def _inverse(
 
 def _impact(sql: str, kind: str, rows: int, table: str) -> StatementImpact:
     return StatementImpact(
-        sql=sql, kind=kind, rows=rows, count=RowCount.EXACT, tables=(table,), undo=True
+        sql=sql,
+        kind=kind,
+        rows=rows,
+        count=RowCount.EXACT,
+        tables=(table,),
+        undo=True,
+        total=rows,
     )
 
 

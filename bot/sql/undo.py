@@ -276,13 +276,16 @@ def rows_by_key(
     *,
     lock: bool,
     literal_keys: bool = False,
+    columns: Sequence[str] = (),
 ) -> str:
-    """`SELECT * FROM t WHERE (key) IN (…)` — the rows a change wrote, or their current state.
+    """`SELECT * FROM t WHERE (key) IN (…)` — the rows a change wrote, or their current state;
+    with `columns`, those by name (SELECT * leaves out INVISIBLE columns).
 
     `keys` are driver values, or with `literal_keys` sqlglot literals. The text is joined
     directly from each value's literal (`literal_sql`): building and rendering a sqlglot tree
     of thousands of keys costs about a hundred times as much, growing faster than the keys."""
-    return rows_in_key_list(table, key, key_list_sql(key, keys, literal_keys), lock=lock)
+    key_list = key_list_sql(key, keys, literal_keys)
+    return rows_in_key_list(table, key, key_list, lock=lock, columns=columns)
 
 
 def key_list_sql(
@@ -296,18 +299,39 @@ def key_list_sql(
     return ", ".join(["(" + ", ".join([render(v) for v in values]) + ")" for values in keys])
 
 
-def rows_in_key_list(table: TableName, key: Sequence[str], key_list: str, *, lock: bool) -> str:
+def rows_in_key_list(
+    table: TableName,
+    key: Sequence[str],
+    key_list: str,
+    *,
+    lock: bool,
+    columns: Sequence[str] = (),
+) -> str:
     """`rows_by_key` around an IN list already written by `key_list_sql`."""
     if len(key) == 1:
         column = _identifier_sql(key[0])
     else:
         column = "(" + ", ".join([_identifier_sql(name) for name in key]) + ")"
-    text = f"SELECT * FROM {table.node().sql(dialect=DIALECT)} WHERE {column} IN ({key_list})"
+    shown = ", ".join([_identifier_sql(name) for name in columns]) or "*"
+    source = table.node().sql(dialect=DIALECT)
+    text = f"SELECT {shown} FROM {source} WHERE {column} IN ({key_list})"
     return f"{text} FOR UPDATE" if lock else text
 
 
 def _node_sql(node: exp.Expression) -> str:
     return node.sql(dialect=DIALECT)
+
+
+def naming_columns(read: str, columns: Sequence[str]) -> str:
+    """A `SELECT * …` read (the locking read of bot.sql.undo) with every column named
+    instead of `*`, so INVISIBLE columns are read too; unchanged without `columns`."""
+    if not read or not columns:
+        return read
+    tree = sqlglot.parse_one(read, read=DIALECT)
+    if not isinstance(tree, exp.Select):
+        return read
+    tree.set("expressions", [_column(name) for name in columns])
+    return tree.sql(dialect=DIALECT)
 
 
 def update_back(

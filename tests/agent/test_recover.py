@@ -19,7 +19,7 @@ from bot.agent import (
 )
 from bot.agent.loop import open_calls
 from bot.agent.runs import INTERRUPTED_CALL
-from bot.config import Mode
+from bot.config import Approvals, Mode
 from bot.state.grants import GrantScope
 from tests.agent.support import (
     APPROVER,
@@ -101,7 +101,8 @@ async def test_a_run_that_was_reading_is_resumed_and_reads_again(
 async def test_a_run_interrupted_during_an_approved_change_is_reported_not_resumed(
     make_agent: AgentFactory, model_server: FakeModelServer, shop_url: str
 ) -> None:
-    agent = await make_agent()
+    # Its rows cannot be counted in time (impact_timeout_s): allowed, to get a card at all.
+    agent = await make_agent(approvals=Approvals(allow_uncounted=True))
     model_server.script(calls(call("execute_query", {"database": STAGING, "sql": SLOW_WRITE})))
     outcome = await agent.handle_message(SESSION, "touch", requester=REQUESTER, mode=Mode.AGENT)
     assert isinstance(outcome, AwaitingApproval)

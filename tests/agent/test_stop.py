@@ -10,7 +10,7 @@ import pytest
 
 from bot.agent import Agent, Answer, Outcome, SessionStatus, Stopped
 from bot.agent.loop import open_calls
-from bot.config import Mode
+from bot.config import Approvals, Mode
 from tests.agent.support import (
     APPROVER,
     REQUESTER,
@@ -92,7 +92,8 @@ async def test_the_model_hears_who_stopped_the_run_with_the_next_message(
 async def test_stop_during_an_approved_change_kills_it_and_leaves_the_thread_usable(
     make_agent: AgentFactory, model_server: FakeModelServer, shop_url: str
 ) -> None:
-    agent = await make_agent()
+    # Its rows cannot be counted in time (impact_timeout_s): allowed, to get a card at all.
+    agent = await make_agent(approvals=Approvals(allow_uncounted=True))
     slow_write = f"UPDATE orders SET total = total + 0 WHERE id IN ({SLOW_READ})"
     model_server.script(calls(call("execute_query", {"database": STAGING, "sql": slow_write})))
     outcome = await agent.handle_message(SESSION, "touch", requester=REQUESTER, mode=Mode.AGENT)

@@ -53,6 +53,8 @@ async def test_an_approved_change_cut_off_while_it_ran_is_reported_once(
 ) -> None:
     agent = harness.agent
     assert agent is not None
+    # Its rows cannot be counted in time (impact_timeout_s): allowed, to get a card at all.
+    harness.settings.approvals.allow_uncounted = True
     slow_write = f"UPDATE orders SET total = total + 0 WHERE id IN ({SLOW_READ})"
     harness.model.script(calls(call("execute_query", {"database": STAGING, "sql": slow_write})))
     thread_ts, _ = await harness.mention("touch the orders")

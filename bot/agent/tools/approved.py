@@ -29,7 +29,9 @@ from bot.db.bounded import (
     bounds_for,
     run_bounded,
 )
+from bot.db.counting import beyond
 from bot.db.database import Database
+from bot.db.reach import ServerReach
 from bot.db.types import DbError, Execution
 from bot.sql.risk import Classification, Risk, classify
 from bot.sql.undo import plan_row_change
@@ -164,6 +166,7 @@ async def run_approved(
     audit: CallAudit,
     reply: Reply,
     limit: int,
+    reach: ServerReach,
 ) -> ToolReply:
     executions = context.executions
     if executions is None:  # fail closed: no write-ahead record, no change
@@ -180,7 +183,7 @@ async def run_approved(
             execution = await db.execute(texts, read_only=False, limit=limit)
             done = BoundedRun(execution, (), NO_DDL_UNDO)
         else:
-            done = await _run_dml(context, db, classification, claim, record, executions)
+            done = await _run_dml(context, db, classification, claim, record, executions, reach)
     except CommitUnknown as exc:
         return await run.unknown(exc)
     except DbError as exc:
@@ -282,6 +285,7 @@ async def _run_dml(
     claim: GrantClaim,
     record: ExecutionRecord,
     executions: Executions,
+    reach: ServerReach,
 ) -> BoundedRun:
     approvals = context.settings.approvals
     texts = [statement.text for statement in classification.statements]
@@ -297,7 +301,24 @@ async def _run_dml(
                 continue
             bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
             change = plan_row_change(statement.text, approvals.max_undo_rows)
-            steps.append(WriteStep(statement.text, bound, change))
+            # What it sets off, as the server holds it now (it may differ from the card's).
+            extra = beyond(statement, reach, upsert=True)
+            if extra.uncounted and not approvals.allow_uncounted:
+                raise DbError(
+                    "not run, nothing was changed: what it writes can no longer all be "
+                    f"counted ({'; '.join(extra.uncounted)}), and [approvals] "
+                    "allow_uncounted is off"
+                )
+            steps.append(
+                WriteStep(
+                    statement.text,
+                    bound,
+                    change,
+                    cascades=tuple(cascade.locking_sql for cascade in extra.cascades),
+                    functions=extra.functions,
+                    kind=statement.kind,
+                )
+            )
         return steps
 
     steps = await _off_the_loop(classification.sql, plan)

@@ -34,7 +34,9 @@ from bot.agent.tools.protection import (
     place_refusal,
     protection,
 )
+from bot.config import Approvals
 from bot.db.impact import measure
+from bot.db.impact_types import Impact
 from bot.db.masking import UNDO_MASKED, MaskedResult
 from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.types import DbError, Execution
@@ -63,6 +65,24 @@ class QueryParameters(Parameters):
             "… LIMIT) so the result fits."
         ),
     )
+
+
+UNCOUNTED = (
+    "Blocked: not every row this change writes can be counted ahead ({parts}), so its card "
+    "could not state the total the server will write, nor could that total bound it. "
+    "Change it so the rows can be counted (a plain WHERE, no stored function that writes), "
+    "or an operator may set [approvals] allow_uncounted = true."
+)
+
+
+def uncounted_refusal(impact: Impact, approvals: Approvals) -> str | None:
+    """The refusal of a change whose rows cannot all be counted, unless allowed."""
+    if approvals.allow_uncounted:
+        return None
+    parts = [part for statement in impact.statements for part in statement.uncounted]
+    if not parts:
+        return None
+    return UNCOUNTED.format(parts="; ".join(dict.fromkeys(parts)))
 
 
 def _plural(count: int, noun: str) -> str:
@@ -201,10 +221,13 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         await audit(risk=risk, sql=args.sql, outcome="refused", error=decision.reason)
         return ToolReply(decision.reason, summary=decision.reason)
     if isinstance(decision, NeedsApproval):
+        measured = await measure(db, classification, reach, context.settings.approvals)
+        impact = protect.impact(measured)
+        refusal = uncounted_refusal(measured, context.settings.approvals)
+        if refusal is not None:
+            await audit(risk=risk, sql=args.sql, outcome="refused", error=refusal)
+            return ToolReply(refusal, summary=refusal)
         await audit(risk=risk, sql=args.sql, outcome="awaiting_approval")
-        impact = protect.impact(
-            await measure(db, classification, reach, context.settings.approvals)
-        )
         return ApprovalRequired(
             args.database, environment, risk, args.sql, decision.reason, impact=impact
         )
@@ -226,6 +249,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
                 ),
             ),
             limit=limit,
+            reach=reach,
         )
         if approved.undo_id and protect.holds_masked(_tables(classification)):
             approved = replace(approved, undo_id=None, undo_reason=UNDO_MASKED)

@@ -21,7 +21,21 @@ _PREVIEW_WIDTH = 100
 
 def rows_text(statement: StatementImpact) -> str:
     """ "137 rows", "up to 137 rows", "about 137 rows (estimate)" or "unknown": digits,
-    never a made-up number."""
+    never a made-up number. The rows the server writes in all when the card counted more
+    than the statement's own (its triggers, cascades, stored functions), and what is not
+    counted said in words."""
+    own = _own_rows(statement)
+    uncounted = " + rows not counted" if statement.uncounted else ""
+    if statement.total is None or not (statement.written or statement.uncounted):
+        return own + uncounted
+    if statement.total == statement.rows and not statement.written:
+        return own + uncounted
+    up_to = "up to " if statement.count is RowCount.UP_TO else ""
+    noun = "row" if statement.total == 1 else "rows"
+    return f"{up_to}{statement.total} {noun} in all{uncounted}"
+
+
+def _own_rows(statement: StatementImpact) -> str:
     if statement.count is RowCount.UNKNOWN or statement.rows is None:
         return "unknown"
     noun = "row" if statement.rows == 1 else "rows"
@@ -67,6 +81,12 @@ def _how_it_runs(statement: StatementImpact) -> str | None:
 
 def _facts(statement: StatementImpact) -> list[str]:
     lines = [f"*Rows:* {rows_text(statement)}"]
+    if statement.written:
+        parts = [f"{_own_rows(statement)} by the statement", *statement.written]
+        lines.append("*Counted:* " + "; ".join(mrkdwn.shown(part) for part in parts))
+    if statement.uncounted:
+        shown = "; ".join(mrkdwn.shown(part) for part in statement.uncounted)
+        lines.append(f":warning: *Not counted:* {shown}")
     reaches = [*statement.tables, *statement.triggers, *statement.cascades]
     if reaches:
         lines.append("*Reaches:* " + ", ".join(mrkdwn.shown(item) for item in reaches))

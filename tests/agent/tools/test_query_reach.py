@@ -14,7 +14,7 @@ from bench.datasets import recreate_schema, schema_url
 from bot.agent import Agent, AwaitingApproval, Failed, Skills, build_model_client
 from bot.agent.outcomes import PendingApproval
 from bot.agent.tools import ApprovalRequired, ToolContext, ToolReply
-from bot.config import DatabaseConfig, Limits, Mode, Settings
+from bot.config import Approvals, DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
 from bot.db.impact_types import RowCount
 from bot.state import State, open_state
@@ -74,6 +74,9 @@ def settings(model_server: FakeModelServer, home: str, mysql_url: str) -> Settin
             DatabaseConfig(name="lower", url=schema_url(mysql_url, LOWER), environment="staging"),
         ],
         limits=Limits(model_max_retries=2, statement_timeout_s=10),
+        # What a change reaches is judged here; whether its rows are counted, in
+        # tests/agent/test_counted_changes.py: a CALL's card is allowed without a count.
+        approvals=Approvals(allow_uncounted=True),
     )
 
 

@@ -329,7 +329,7 @@ async def test_approvers_get_a_dm_with_a_link_to_the_card(harness: SlackHarness)
 async def test_a_cut_card_whose_full_sql_cannot_be_attached_offers_no_approve(
     harness: SlackHarness,
 ) -> None:
-    long_sql = MARK_PAID + " AND note <> '" + "x" * 3_000 + "'"
+    long_sql = MARK_PAID + " AND status <> '" + "x" * 3_000 + "'"
     harness.model.script(write(long_sql))
     harness.slack.fail_next("files.getUploadURLExternal", "internal_error", times=10)
     thread_ts, _ = await harness.mention("mark order 11 as paid, carefully")
@@ -340,7 +340,7 @@ async def test_a_cut_card_whose_full_sql_cannot_be_attached_offers_no_approve(
 
 
 async def test_a_cut_card_comes_after_its_full_sql(harness: SlackHarness) -> None:
-    long_sql = MARK_PAID + " AND note <> '" + "x" * 3_000 + "'"
+    long_sql = MARK_PAID + " AND status <> '" + "x" * 3_000 + "'"
     harness.model.script(write(long_sql))
     thread_ts, _ = await harness.mention("mark order 11 as paid, carefully")
     card = await harness.wait_for_card(thread_ts)
