@@ -10,7 +10,10 @@ the first rows it touches, and the plan the server would use to find them.
 - INSERT … VALUES: the number of rows, no query; INSERT … SELECT: the count of the SELECT.
   IGNORE, REPLACE and ON DUPLICATE KEY UPDATE say "up to".
 - Preview: the first rows an UPDATE/DELETE touches, with the key and the columns it changes;
-  for an UPDATE setting a constant, the new value beside the old one ("col → new"); for
+  for an UPDATE, the new value beside the old one ("col → new"), computed by the server in
+  the preview query (a constant, or an expression of the row's values such as
+  ``price_cents + 100``; none when it reads a column the same SET assigned before it, or
+  calls what is not known to only read); for
   INSERT … SELECT, the first rows it would insert.
 - EXPLAIN of the SELECT that finds the rows: access type, index, estimated rows.
 
@@ -269,6 +272,7 @@ def _update(tree: exp.Update, keys: Keys, preview_rows: int) -> Plan:
         return Plan("UPDATE", problem="its tables or its SET clause could not be read")
     written: list[exp.Table] = []
     preview: list[exp.Expr] = []
+    assigned: set[str] = set()
     for assignment in tree.expressions:
         if not isinstance(assignment, exp.EQ) or not isinstance(assignment.this, exp.Column):
             return Plan("UPDATE", problem="its SET clause could not be read")
@@ -282,13 +286,26 @@ def _update(tree: exp.Update, keys: Keys, preview_rows: int) -> Plan:
         name = column.name
         preview.append(exp.alias_(column.copy(), name, quoted=True))
         value = assignment.expression
-        if _constant(value):
+        if _constant(value) or _computed_alike(value, assigned):
+            # The server computes the new value in the preview query, from the row's own
+            # values, as the UPDATE will.
             preview.append(exp.alias_(value.copy(), f"{name} → new", quoted=True))
+        assigned.add(name.lower())
     keys_first = [c for table in written for c in _key_columns(table, keys)]
     source = _source(tree.this)
     return _measure(
         "UPDATE", tree, source, references, written, keys, keys_first + preview, preview_rows
     )
+
+
+def _computed_alike(value: exp.Expression, assigned: set[str]) -> bool:
+    """Whether a SELECT computes `value` as the UPDATE will: it reads no column an earlier
+    assignment of the same SET changes (MariaDB assigns left to right), and it only reads."""
+    if any(column.name.lower() in assigned for column in value.find_all(exp.Column)):
+        return False
+    if value.find(exp.Subquery, exp.Select) is not None:
+        return False
+    return _read_only(exp.Select(expressions=[value.copy()])) is not None
 
 
 def _constant(value: exp.Expression) -> bool:

@@ -134,6 +134,40 @@ async def test_an_update_preview_shows_the_old_value_beside_the_new(db: Database
     assert measured.tables == (f"{SCHEMA}.orders",)
 
 
+COMPUTED = [
+    # (SET clause, the columns shown, the first row shown, why)
+    (
+        "customer_id = customer_id + 100",
+        ("id", "customer_id", "customer_id → new"),
+        (4, 4, 104),
+        "an expression of the row's own values: the server computes it",
+    ),
+    (
+        "status = CONCAT(status, '!'), customer_id = customer_id * 2",
+        ("id", "status", "status → new", "customer_id", "customer_id → new"),
+        (4, "pending", "pending!", 4, 8),
+        "each assignment its own after-value",
+    ),
+    (
+        "customer_id = customer_id + 1, status = customer_id",
+        ("id", "customer_id", "customer_id → new", "status"),
+        (4, 4, 5, "pending"),
+        "none where it reads a column the SET changed before it (assigned left to right)",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("clause", "columns", "first", "why"), COMPUTED, ids=[c[-1] for c in COMPUTED]
+)
+async def test_an_update_preview_shows_computed_new_values_from_the_server(
+    db: Database, clause: str, columns: tuple[str, ...], first: tuple[object, ...], why: str
+) -> None:
+    measured = await only(db, f"UPDATE orders SET {clause} WHERE id IN (4, 5)")
+    assert measured.preview_columns == columns, why
+    assert measured.preview_rows[0] == first, why
+
+
 async def test_a_delete_preview_shows_the_first_five_rows_it_removes(db: Database) -> None:
     measured = await only(db, "DELETE FROM orders WHERE customer_id = 1 ORDER BY id")
     assert measured.preview_columns == ("id", "customer_id", "status")
