@@ -169,7 +169,7 @@ async def _settle(
         heading = "Undo" if pending.kind == UNDO_KIND else "Approval needed"
         say(
             f"\n{heading} on {pending.database} ({pending.environment}), "
-            f"risk {pending.risk}:\n{pending.sql}\n"
+            f"risk {pending.risk}:\n{visible(pending.sql)}\n"
         )
         for line in impact_lines(pending.impact):
             say(line)

@@ -6,22 +6,11 @@ console's `say`."""
 
 from __future__ import annotations
 
-from bot.db.impact_types import Impact, RowCount, StatementImpact
+from bot.db.impact_types import Impact, StatementImpact, own_rows_text, rows_text
 from bot.db.types import Cell
 
 MAX_STATEMENTS = 8  # described one by one, as on the card; the rest are counted
 _CELL_CHARS = 24
-
-
-def rows_text(statement: StatementImpact) -> str:
-    if statement.count is RowCount.UNKNOWN or statement.rows is None:
-        return "unknown"
-    noun = "row" if statement.rows == 1 else "rows"
-    if statement.count is RowCount.UP_TO:
-        return f"up to {statement.rows} {noun}"
-    if statement.count is RowCount.ESTIMATE:
-        return f"about {statement.rows} {noun} (estimate)"
-    return f"{statement.rows} {noun}"
 
 
 def _how_it_runs(statement: StatementImpact) -> str | None:
@@ -55,6 +44,11 @@ def _preview(statement: StatementImpact) -> list[str]:
 
 def _statement_lines(statement: StatementImpact) -> list[str]:
     lines = [f"  Rows: {rows_text(statement)}"]
+    if statement.written:
+        parts = [f"{own_rows_text(statement)} by the statement", *statement.written]
+        lines.append("  Counted: " + "; ".join(parts))
+    if statement.uncounted:
+        lines.append("  Not counted: " + "; ".join(statement.uncounted))
     reaches = [*statement.tables, *statement.triggers, *statement.cascades]
     if reaches:
         lines.append("  Reaches: " + ", ".join(reaches))

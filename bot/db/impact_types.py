@@ -80,3 +80,31 @@ class Impact:
             known = StatementImpact.__dataclass_fields__
             statements.append(StatementImpact(**{k: v for k, v in values.items() if k in known}))
         return cls(statements=tuple(statements), duration_ms=float(data.get("duration_ms", 0.0)))
+
+
+def rows_text(statement: StatementImpact) -> str:
+    """ "137 rows", "up to 137 rows", "about 137 rows (estimate)" or "unknown": digits,
+    never a made-up number. The rows the server writes in all when the card counted more
+    than the statement's own (its triggers, cascades, stored functions), and what is not
+    counted said in words."""
+    own = own_rows_text(statement)
+    uncounted = " + rows not counted" if statement.uncounted else ""
+    if statement.total is None or not (statement.written or statement.uncounted):
+        return own + uncounted
+    if statement.total == statement.rows and not statement.written:
+        return own + uncounted
+    up_to = "up to " if statement.count is RowCount.UP_TO else ""
+    noun = "row" if statement.total == 1 else "rows"
+    return f"{up_to}{statement.total} {noun} in all{uncounted}"
+
+
+def own_rows_text(statement: StatementImpact) -> str:
+    """The rows the statement itself changes, in digits (or "unknown")."""
+    if statement.count is RowCount.UNKNOWN or statement.rows is None:
+        return "unknown"
+    noun = "row" if statement.rows == 1 else "rows"
+    if statement.count is RowCount.UP_TO:
+        return f"up to {statement.rows} {noun}"
+    if statement.count is RowCount.ESTIMATE:
+        return f"about {statement.rows} {noun} (estimate)"
+    return f"{statement.rows} {noun}"

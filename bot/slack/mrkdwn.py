@@ -72,6 +72,19 @@ def code_text(text: str) -> str:
     return shown(text).replace("```", "`\u200b`\u200b`")
 
 
+def sql_inline(sql: str, limit: int) -> str:
+    """SQL on one line of text, exactly as it runs, marked the same way on every surface
+    (the audit channel, Home, a result's context): fenced as code, so a backtick in it is a
+    backtick; invisible characters marked as on the card; cut at `limit` characters with "…"
+    before marking (no marker is cut)."""
+    flat = one_line(sql)
+    cut = flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    text = code_text(cut)
+    if text.startswith("`") or text.endswith("`"):
+        text = f" {text} "  # a backtick beside the fence would lengthen it
+    return f"```{text}```"
+
+
 def to_mrkdwn(markdown: str) -> str:
     """Convert the model's Markdown to escaped mrkdwn; code is escaped and otherwise intact.
 

@@ -83,7 +83,7 @@ RESULT_SHOWING = "Showing {what}; the CSV has every fetched row and column."
 RESULT_SHOWN_ROWS = "{shown} rows"
 RESULT_SHOWN_COLUMNS = "{shown} of {total} columns"
 RESULT_NO_ROWS = "{database} — no rows"
-RESULT_SQL = "SQL: `{sql}`"
+RESULT_SQL = "SQL: {sql}"
 CSV_FAILED = (
     "The rows from {database} could not be attached as a CSV file. "
     "Ask again in a moment to get the file."

@@ -364,12 +364,11 @@ def posted_line(pending: PendingApproval, card_link: str | None, *, public: bool
     )
     if not public:
         return f"{head} {strings.PRIVATE_SQL}"
-    return f"{head} `{_sql_line(pending.sql)}`"
+    return f"{head} {_sql_line(pending.sql)}"
 
 
 def _sql_line(text: str) -> str:
-    sql, _ = mrkdwn.truncate(mrkdwn.shown(_one_line(text)).replace("`", "'"), 300)
-    return sql
+    return mrkdwn.sql_inline(text, 300)
 
 
 def approver_dm(pending: PendingApproval, card_link: str | None) -> dict[str, Any]:
@@ -400,4 +399,4 @@ def audit_line(
         rows = mrkdwn.escape(rows_summary(_impact(pending)))
         return f"{head}, {rows}:{link} {strings.PRIVATE_SQL}"
     outcome, _ = mrkdwn.truncate(strings.mention_ids(decision.summary), 500)
-    return f"{head}: {outcome} — `{_sql_line(pending.sql)}`"
+    return f"{head}: {outcome} — {_sql_line(pending.sql)}"

@@ -49,9 +49,7 @@ def _header(text: str) -> Block:
 
 
 def sql_head(sql: str) -> str:
-    flat = mrkdwn.one_line(sql)
-    head = flat if len(flat) <= SQL_HEAD_CHARS else flat[: SQL_HEAD_CHARS - 1] + "…"
-    return mrkdwn.shown(head).replace("`", "ˋ")
+    return mrkdwn.sql_inline(sql, SQL_HEAD_CHARS)
 
 
 def _card(card: WaitingCard, now: float) -> list[Block]:
@@ -61,7 +59,7 @@ def _card(card: WaitingCard, now: float) -> list[Block]:
         environment=mrkdwn.escape(pending.environment),
         who=requested_by(pending),
         age=strings.age(max(0.0, now - pending.created_at)),
-        sql=f"`{sql_head(pending.sql)}`" if card.public else strings.HOME_PRIVATE_SQL,
+        sql=sql_head(pending.sql) if card.public else strings.HOME_PRIVATE_SQL,
     )
     section = _section(line)
     if card.link:

@@ -8,7 +8,7 @@ server before the card was posted; nothing here estimates anything.
 
 from __future__ import annotations
 
-from bot.db.impact_types import Impact, RowCount, StatementImpact
+from bot.db.impact_types import Impact, StatementImpact, own_rows_text, rows_text
 from bot.db.types import Cell
 from bot.slack import mrkdwn
 from bot.slack.blocks.common import Block, code_block, context, markdown_section
@@ -17,33 +17,6 @@ MAX_STATEMENTS = 8  # statements described one by one; the rest are counted
 _SECTION_CHARS = 2_900
 _PREVIEW_CELL_CHARS = 24
 _PREVIEW_WIDTH = 100
-
-
-def rows_text(statement: StatementImpact) -> str:
-    """ "137 rows", "up to 137 rows", "about 137 rows (estimate)" or "unknown": digits,
-    never a made-up number. The rows the server writes in all when the card counted more
-    than the statement's own (its triggers, cascades, stored functions), and what is not
-    counted said in words."""
-    own = _own_rows(statement)
-    uncounted = " + rows not counted" if statement.uncounted else ""
-    if statement.total is None or not (statement.written or statement.uncounted):
-        return own + uncounted
-    if statement.total == statement.rows and not statement.written:
-        return own + uncounted
-    up_to = "up to " if statement.count is RowCount.UP_TO else ""
-    noun = "row" if statement.total == 1 else "rows"
-    return f"{up_to}{statement.total} {noun} in all{uncounted}"
-
-
-def _own_rows(statement: StatementImpact) -> str:
-    if statement.count is RowCount.UNKNOWN or statement.rows is None:
-        return "unknown"
-    noun = "row" if statement.rows == 1 else "rows"
-    if statement.count is RowCount.UP_TO:
-        return f"up to {statement.rows} {noun}"
-    if statement.count is RowCount.ESTIMATE:
-        return f"about {statement.rows} {noun} (estimate)"
-    return f"{statement.rows} {noun}"
 
 
 def rows_summary(impact: Impact | None) -> str:
@@ -82,7 +55,7 @@ def _how_it_runs(statement: StatementImpact) -> str | None:
 def _facts(statement: StatementImpact) -> list[str]:
     lines = [f"*Rows:* {rows_text(statement)}"]
     if statement.written:
-        parts = [f"{_own_rows(statement)} by the statement", *statement.written]
+        parts = [f"{own_rows_text(statement)} by the statement", *statement.written]
         lines.append("*Counted:* " + "; ".join(mrkdwn.shown(part) for part in parts))
     if statement.uncounted:
         shown = "; ".join(mrkdwn.shown(part) for part in statement.uncounted)

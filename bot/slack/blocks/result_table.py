@@ -107,7 +107,7 @@ def summary_line(result: QueryResult, preview_rows: int) -> str:
 
 def sql_context(sql: str) -> Block:
     """The SQL that produced the result, on one line, cut to fit a context block."""
-    shown = mrkdwn.code_text(_cut(mrkdwn.one_line(sql), SQL_CONTEXT_CHARS)).replace("`", "ˋ")
+    shown = mrkdwn.sql_inline(sql, SQL_CONTEXT_CHARS)
     return {
         "type": "context",
         "elements": [{"type": "mrkdwn", "text": strings.RESULT_SQL.format(sql=shown)}],
