@@ -802,3 +802,31 @@ def test_a_write_is_refused_when_the_account_may_not_see_every_foreign_key():
     decision = judge("DELETE FROM customers WHERE id = 1", reach=hidden)
     assert isinstance(decision, Refused) and "REFERENCES" in decision.reason
     assert isinstance(judge("SELECT * FROM customers", reach=hidden), Run)
+
+
+HIDDEN_TRIGGERS = ServerReach("shop", 0, programs_read=True, triggers_visible=False)
+HIDDEN_KEYS = ServerReach("shop", 0, programs_read=True, keys_visible=False)
+SEVERAL_STATEMENTS = [
+    # (sql, what the account cannot see, refused, why) — a rule over several statements is
+    # true when ANY statement meets it, wherever in the script the write stands
+    ("SELECT 1; UPDATE t SET a = 1 WHERE id = 2", HIDDEN_TRIGGERS, True, "the write is last"),
+    ("UPDATE t SET a = 1 WHERE id = 2; SELECT 1", HIDDEN_TRIGGERS, True, "the write is first"),
+    ("SELECT 1; DELETE FROM t; SELECT 2", HIDDEN_TRIGGERS, True, "the write is in the middle"),
+    ("SELECT 1; UPDATE t SET a = 1 WHERE id = 2", HIDDEN_KEYS, True, "hidden keys, write last"),
+    ("UPDATE t SET a = 1 WHERE id = 2; SELECT 1", HIDDEN_KEYS, True, "hidden keys, write first"),
+    ("SELECT 1; SELECT 2", HIDDEN_TRIGGERS, False, "reads only: nothing fires"),
+    ("SELECT 1; SELECT 2", HIDDEN_KEYS, False, "reads only: nothing cascades"),
+]
+
+
+@pytest.mark.parametrize(
+    ("sql", "reach", "refused", "why"), SEVERAL_STATEMENTS, ids=[c[-1] for c in SEVERAL_STATEMENTS]
+)
+def test_hidden_triggers_or_keys_refuse_a_script_when_any_statement_writes(
+    sql: str, reach: ServerReach, refused: bool, why: str
+) -> None:
+    decision = judge(sql, reach=reach)
+    assert isinstance(decision, Refused) is refused, (why, decision)
+    if refused:
+        assert isinstance(decision, Refused)
+        assert "TRIGGER privilege" in decision.reason or "REFERENCES" in decision.reason, why

@@ -101,3 +101,26 @@ def test_the_digest_is_sha256_of_the_trimmed_text():
     import hashlib
 
     assert sql_digest("  SELECT 1 \n") == hashlib.sha256(b"SELECT 1").hexdigest()
+
+
+CLAIMED = [
+    # (scope, what a claim does after the claimed execution released it, why)
+    (GrantScope.ONCE, False, "a one-time grant was spent by the claim: release gives nothing back"),
+    (GrantScope.THREAD, True, "a thread grant held by the claim matches again once released"),
+]
+
+
+@pytest.mark.parametrize(("scope", "again", "why"), CLAIMED, ids=[c[0].value for c in CLAIMED])
+async def test_a_claimed_grant_after_its_release(grants, scope, again, why):
+    await grants.mint("s1", "shop", SQL, scope, "U1")
+    claim = await grants.claim("s1", "shop", SQL)
+    assert claim is not None and claim.scope is scope
+    assert await grants.claim("s1", "shop", SQL) is None, "held or spent while it runs"
+
+    await grants.release(claim.id)
+
+    second = await grants.claim("s1", "shop", SQL)
+    assert (second is not None) is again, why
+    if second is not None:
+        await grants.release(second.id)
+    assert await grants.consume("s1", "shop", SQL) is again, why
