@@ -100,6 +100,15 @@ def beyond(statement: Statement, reach: ServerReach, *, upsert: bool = True) -> 
     )
 
 
+def may_update(statement: Statement) -> bool:
+    """Whether a statement may update rows besides inserting them: anything but a plain
+    INSERT (ON DUPLICATE KEY UPDATE, or one the parser cannot read, may)."""
+    if statement.kind != "INSERT":
+        return True
+    measured = plan(statement.text, "INSERT", {})
+    return measured.upsert or bool(measured.problem)
+
+
 def _resolved(table: TableRef, default: str | None) -> TableRef:
     return TableRef(default, table.name) if table.schema is None else table
 

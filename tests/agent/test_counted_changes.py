@@ -258,3 +258,24 @@ async def test_a_table_with_an_invisible_column_gets_an_exact_undo(
     await agent.approve(undo.pending.id, approver=APPROVER, scope=GrantScope.ONCE)
 
     assert await query(tables, f"SELECT id, a, s FROM {SCHEMA}.shown ORDER BY id") == before
+
+
+async def test_a_plain_insert_is_not_held_to_the_update_triggers_it_does_not_fire(
+    make_agent: AgentFactory, model_server: FakeModelServer, tables: str
+) -> None:
+    # An UPDATE trigger whose rows cannot be counted: an INSERT without ON DUPLICATE KEY
+    # UPDATE never fires it, on the card or at the click.
+    await run_statements(
+        tables,
+        [
+            f"CREATE TRIGGER {SCHEMA}.t_wipe AFTER UPDATE ON {SCHEMA}.t FOR EACH ROW"
+            f" DELETE FROM {SCHEMA}.log"
+        ],
+    )
+    agent = await make_agent()
+    paused = await ask(agent, model_server, "INSERT INTO t VALUES (9, 0)")
+    assert (stated(paused).total, stated(paused).uncounted) == (1, ())
+
+    decision = await approve(agent, paused)
+
+    assert decision.summary == "1 row affected"

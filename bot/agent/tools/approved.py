@@ -29,7 +29,7 @@ from bot.db.bounded import (
     bounds_for,
     run_bounded,
 )
-from bot.db.counting import beyond
+from bot.db.counting import beyond, may_update
 from bot.db.database import Database
 from bot.db.reach import ServerReach
 from bot.db.types import DbError, Execution
@@ -302,7 +302,7 @@ async def _run_dml(
             bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
             change = plan_row_change(statement.text, approvals.max_undo_rows)
             # What it sets off, as the server holds it now (it may differ from the card's).
-            extra = beyond(statement, reach, upsert=True)
+            extra = beyond(statement, reach, upsert=may_update(statement))
             if extra.uncounted and not approvals.allow_uncounted:
                 raise DbError(
                     "not run, nothing was changed: what it writes can no longer all be "
