@@ -1,8 +1,11 @@
 """Approved changes, bounded by what the approver saw: one transaction on one connection.
 
-Every statement of the call runs inside `START TRANSACTION … COMMIT`. A statement that changes
+Every statement of the call runs inside `START TRANSACTION … COMMIT`. A statement that writes
 more rows than its bound rolls the whole call back, and so does any failure: nothing is left
-half done. Before an UPDATE or DELETE runs, the rows it will change are read with
+half done. What a statement writes is what the server says: the session's `Handler_write`,
+`Handler_update` and `Handler_delete` before and after it (the statement, its triggers, the
+stored functions it runs), plus the child rows its foreign keys cascade to, counted just
+before it runs (InnoDB's cascades are invisible to those counters; bot.db.counting). Before an UPDATE or DELETE runs, the rows it will change are read with
 `SELECT … FOR UPDATE` by its own WHERE (with the table's primary or unique key), and after
 it runs, the rows it wrote are read back by key: the before- and after-images Undo needs. An
 INSERT's rows are read back by key (the VALUES' literal keys, or LAST_INSERT_ID onwards for
