@@ -139,13 +139,13 @@ def test_every_query_built_is_read_only():
             assert built.explain_sql.startswith("DESCRIBE SELECT")
 
 
-def test_an_update_preview_shows_the_key_and_each_constant_beside_the_old_value():
+def test_an_update_preview_shows_the_key_and_each_new_value_beside_the_old_value():
     built = plan(
         "UPDATE orders SET status = 'cancelled', total = total * 2 WHERE id < 9", "UPDATE", KEYS
     )
     assert built.preview_sql == (
-        "SELECT orders.`id`, status AS `status`, 'cancelled' AS `status → new`, total AS `total` "
-        "FROM orders WHERE id < 9 LIMIT 5"
+        "SELECT orders.`id`, status AS `status`, 'cancelled' AS `status → new`, total AS `total`, "
+        "total * 2 AS `total → new` FROM orders WHERE id < 9 LIMIT 5"
     )
 
 
