@@ -4,15 +4,15 @@ Every statement of the call runs inside `START TRANSACTION … COMMIT`. A statem
 more rows than its bound rolls the whole call back, and so does any failure: nothing is left
 half done. What a statement writes is what the server says: the session's `Handler_write`,
 `Handler_update` and `Handler_delete` before and after it (the statement, its triggers, the
-stored functions it runs), plus the child rows its foreign keys cascade to, counted just
-before it runs (InnoDB's cascades are invisible to those counters; bot.db.counting). Before an UPDATE or DELETE runs, the rows it will change are read with
-`SELECT … FOR UPDATE` by its own WHERE (with the table's primary or unique key), and after
-it runs, the rows it wrote are read back by key: the before- and after-images Undo needs. An
-INSERT's rows are read back by key (the VALUES' literal keys, or LAST_INSERT_ID onwards for
-an auto-increment key). `before_commit` is awaited just before COMMIT is sent: until then a
-stopped bot leaves a transaction nobody will commit, which the server rolls back when the
-connection closes. It gets the images, so they are stored before COMMIT: after a stop in the
-COMMIT round trip, the rows tell whether it arrived.
+stored functions it runs), plus the child rows its foreign keys cascade to, counted just before
+it runs (InnoDB's cascades are invisible to those counters; bot.db.counting). Before an UPDATE
+or DELETE runs, the rows it will change are read with `SELECT … FOR UPDATE` by its own WHERE
+(with the table's primary or unique key), and after it runs, the rows it wrote are read back by
+key: the before- and after-images Undo needs. An INSERT's rows are read back by key (the
+VALUES' literal keys, or LAST_INSERT_ID onwards for an auto-increment key). `before_commit` is
+awaited just before COMMIT is sent: until then a stopped bot leaves a transaction nobody will
+commit, which the server rolls back when the connection closes. It gets the images, so they are
+stored before COMMIT: after a stop in the COMMIT round trip, the rows tell whether it arrived.
 
 DDL never runs here: MySQL/MariaDB commit it implicitly, so it cannot be bounded or undone.
 """
