@@ -1,6 +1,7 @@
 """Through Slack's real entry point: an Undo click is honoured only in the thread of the
-change it undoes. Elsewhere its card would show the change's before-image values (what the
-rows held) to people outside that conversation."""
+change it undoes, and an answer's Run and Edit buttons only in the answer's thread.
+Elsewhere they would show the change's before-image values (what the rows held), or the
+answer's SQL, to people outside that conversation."""
 
 from __future__ import annotations
 
@@ -8,16 +9,21 @@ import copy
 import dataclasses
 import json
 
+import pytest
+
+from bot.slack.blocks import sql_actions as run_blocks
 from tests.fakes.model_server import call, calls, say
 from tests.slack.conftest import (
     APPROVER,
     ASKER,
     BYSTANDER,
     CHANNEL,
+    DM,
     PRIVATE_CHANNEL,
     SCHEMA,
     STAGING,
     SlackHarness,
+    action_elements,
     run_sql,
 )
 
@@ -68,3 +74,31 @@ async def test_an_undo_click_in_its_own_thread_offers_the_undo(harness: SlackHar
     await harness.idle()
     undo = harness.cards(thread_ts, PRIVATE_CHANNEL)[-1]
     assert SECRET in json.dumps(undo.blocks, ensure_ascii=False)
+
+
+# A Run or Edit button of an answer, shared or copied into another conversation: its SQL
+# would run there, or open in the clicker's editor, outside the answer's conversation.
+@pytest.mark.parametrize("action", [run_blocks.RUN, run_blocks.EDIT], ids=["Run", "Edit"])
+async def test_an_answers_buttons_work_only_in_its_own_thread(
+    harness: SlackHarness, action: str
+) -> None:
+    sql = f"SELECT customer FROM orders WHERE customer = '{SECRET}'"
+    harness.model.script(say(f"On {STAGING}:\n```sql\n{sql}\n```"))
+    thread_ts, _ = await harness.dm("how would I find Ada?")
+    await harness.slack.wait_for(lambda: harness.thread(thread_ts, DM))
+    await harness.idle()
+    (answer,) = [m for m in harness.thread(thread_ts, DM) if action_elements(m)]
+    elsewhere, _ = await harness.mention("hello", channel=CHANNEL, user=BYSTANDER)
+    await harness.settled()
+    forged = dataclasses.replace(answer, channel=CHANNEL, thread_ts=elsewhere)
+    await harness.press(forged, action, user=BYSTANDER)
+    await harness.settled()
+    assert harness.slack.views == [], "no editor opened with the answer's SQL"
+    (told,) = harness.slack.ephemerals(BYSTANDER)
+    assert "another conversation" in told.text and SECRET not in told.text
+    outside = [
+        [m.text, m.blocks]
+        for m in harness.slack.messages
+        if (m.channel, m.thread_ts) != (DM, thread_ts)
+    ]
+    assert SECRET not in json.dumps(outside, ensure_ascii=False), "nothing ran elsewhere"

@@ -36,6 +36,10 @@ log = logging.getLogger(__name__)
 UNKNOWN_PROPOSAL = (
     "I no longer know the SQL behind this button (it is too old, or not mine); nothing was run."
 )
+NOT_THIS_THREAD = (
+    "These buttons belong to an answer in another conversation; they work only there. "
+    "Nothing was run or shown."
+)
 CHOOSE_FIRST = "Choose the database to run this on from the menu first; nothing was run."
 TOO_LONG_TO_EDIT = (
     "This SQL is too long to edit in Slack ({length:,} characters; the editor holds "
@@ -109,6 +113,12 @@ async def _proposal_for(services: Services, click: Click) -> Proposal | None:
     if proposal is None:
         log.info("%s by %s names no known proposal", click.action_id, click.user)
         await tell_clicker(services, click, UNKNOWN_PROPOSAL)
+        return None
+    if proposal.session_id != click.thread.session_id:
+        # A shared or copied message's buttons: its SQL stays in its own conversation.
+        log.warning("%s by %s from another thread than its answer's", click.action_id, click.user)
+        await tell_clicker(services, click, NOT_THIS_THREAD)
+        return None
     return proposal
 
 
