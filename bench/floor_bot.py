@@ -113,6 +113,8 @@ async def _serve() -> None:
     async def mention(event: dict[str, Any], client: AsyncWebClient) -> None:
         channel, thread = event["channel"], event.get("thread_ts") or event["ts"]
         user = event["user"]
+        # The bot acknowledges a question at once with a reaction: the floor does too.
+        await client.reactions_add(channel=channel, timestamp=event["ts"], name="eyes")
         if user not in prompts:
             profile = await client.users_info(user=user)
             person = Requester(user, timezone=profile["user"].get("tz") or "UTC")
