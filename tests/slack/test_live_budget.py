@@ -13,7 +13,7 @@ from bot.slack.live import CALLS_PER_TURN, PROGRESS_INTERVAL_S, LiveProgress, St
 from bot.slack.sessions import Thread
 from bot.slack.turns import Capabilities
 from bot.slack.web_api import make_client
-from tests.fakes.model_server import Turn, call
+from tests.fakes.model_server import Turn, call, say
 from tests.fakes.slack_server import TEAM_ID, Call, FakeSlack, streams
 from tests.slack.conftest import ASKER, CHANNEL, STAGING, SlackHarness
 
@@ -132,3 +132,24 @@ async def test_a_flood_of_step_updates_is_coalesced_within_the_budget(
     assert at_most_two_a_second(made)
     (stream,) = [s for s in streams(slack) if s.thread_ts == thread.thread_ts]
     assert stream.stopped and stream.text == "Done."
+
+
+async def test_every_question_is_acknowledged_at_once_unless_the_workspace_refuses_reactions(
+    harness: SlackHarness,
+) -> None:
+    harness.model.script(say("First."), say("Second."), say("Third."))
+    first, _ = await harness.mention("one")
+    await harness.slack.wait_for(lambda: "First." in harness.texts(first))
+    (seen,) = harness.slack.calls_to("reactions.add")
+    assert seen.args == {"channel": CHANNEL, "timestamp": first, "name": "eyes"}
+    # An install without reactions:write: refused once, then not asked again.
+    harness.slack.fail_next("reactions.add", "missing_scope")
+    second, _ = await harness.mention("two")
+    await harness.slack.wait_for(lambda: "Second." in harness.texts(second))
+    third, _ = await harness.mention("three")
+    await harness.slack.wait_for(lambda: "Third." in harness.texts(third))
+    await harness.idle()
+    assert [c.args["timestamp"] for c in harness.slack.calls if c.method == "reactions.add"] == [
+        first,
+        second,
+    ]
