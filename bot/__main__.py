@@ -12,6 +12,7 @@ import os
 import sys
 
 from bot.config import ConfigError
+from bot.observability import logs
 from bot.state import StateError
 
 log = logging.getLogger("bot")
@@ -30,9 +31,12 @@ commands:
                    every statement executed, refused or sent for approval
   mcp              the tools over MCP on stdio, for the [[mcp.clients]] entry whose token
                    is in DBAGENT_MCP_TOKEN (shared state only; changes become Slack cards)
+  init             write dbagent.example.toml (every key, commented) to this directory
 
 Configuration: dbagent.toml (DBAGENT_CONFIG), or DBAGENT_DATABASE_URL for one database;
-see dbagent.example.toml and the README."""
+`dbagent init` writes dbagent.example.toml, every key with a comment, to start from.
+Operations: GET /health and GET /metrics on PORT; DBAGENT_LOG_FORMAT=json for JSON log
+lines; OTEL_EXPORTER_OTLP_ENDPOINT to export traces."""
 
 
 # The model client's libraries log every HTTP request at INFO: two lines per turn that say
@@ -47,6 +51,8 @@ def _configure_logging(default_level: str = "INFO") -> None:
         level=os.environ.get("DBAGENT_LOG_LEVEL", default_level).upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    if logs.wants_json():  # DBAGENT_LOG_FORMAT=json: one JSON object per line
+        logs.use_json()
     if logging.getLogger().getEffectiveLevel() > logging.DEBUG:
         for name in PER_REQUEST_LOGGERS:
             logging.getLogger(name).setLevel(logging.WARNING)
@@ -110,6 +116,10 @@ def main(argv: list[str] | None = None) -> int:
             from bot.mcp.stdio import mcp_main
 
             return asyncio.run(mcp_main(args))
+        if command == "init":
+            from bot.init import init_main
+
+            return init_main(args)
         if command == "audit":
             from bot.agent.audit_cli import audit_main
 

@@ -2,7 +2,8 @@
 
 Each worker is a whole `python -m bot serve` of its own (Socket Mode: a connection each,
 and Slack gives every event to one of them; HTTP: they share the port). They share state
-through DBAGENT_STATE_URL, so any of them may take any event or click; the embedded store
+through DBAGENT_STATE_URL, so any of them may take any event or click (and their metrics
+through one PROMETHEUS_MULTIPROC_DIR: /metrics on any worker sums all); the embedded store
 belongs to one process and is refused here.
 
 The parent supervises them. A worker that dies (a crash, the OOM killer, SIGKILL) is started
@@ -20,14 +21,23 @@ from __future__ import annotations
 
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import FrameType
 
 from bot.config import ConfigError, load_settings
+from bot.observability.multiprocess import (
+    MULTIPROC_ENV,
+    clear_multiprocess_dir,
+    forget_live_gauges,
+    multiprocess_dir,
+)
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +129,7 @@ class Supervisor:
         for slot in slots:
             process = slot.process
             if process is not None and process.poll() is not None:
+                forget_live_gauges(process.pid)  # its counters stay in the sums
                 self._ended(slots, slot, process.returncode, now)
             if self._stopping:
                 if _alive(slot) and self._stop_by is not None and now > self._stop_by:
@@ -164,4 +175,21 @@ def serve_workers(count: int) -> int:
             "--workers needs shared state: set DBAGENT_STATE_URL=redis://host:6379/0 (the "
             "embedded store in DBAGENT_STATE_DIR serves one process only)"
         )
-    return Supervisor(count, settings.slack.shutdown_grace_s).run()
+    metrics_dir, made = _metrics_dir()
+    os.environ[MULTIPROC_ENV] = str(metrics_dir)  # the workers' environment
+    try:
+        return Supervisor(count, settings.slack.shutdown_grace_s).run()
+    finally:
+        if made:
+            shutil.rmtree(metrics_dir, ignore_errors=True)
+
+
+def _metrics_dir() -> tuple[Path, bool]:
+    """Where the workers write their metrics, so /metrics on any of them sums them all:
+    PROMETHEUS_MULTIPROC_DIR (emptied of a previous run's samples) or a temporary directory
+    (made here, and removed at the end: True)."""
+    given = multiprocess_dir()
+    if given is not None:
+        clear_multiprocess_dir(given)
+        return given, False
+    return Path(tempfile.mkdtemp(prefix="dbagent-metrics-")), True

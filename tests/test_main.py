@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.__main__ import main
+from bot.config import ConnectionTarget
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import FakeSlack
 from tests.private_redis import free_port
@@ -181,7 +182,9 @@ async def test_a_configured_bot_logs_one_summary_line_serves_and_stops_on_sigter
     log = "".join(seen) + rest.decode()
     assert status == 0, log
     [summary] = [line for line in log.splitlines() if "dbagent starting:" in line]
-    assert "databases test (staging)" in summary
+    # The database is named after the URL's schema (DBAGENT_TEST_MYSQL_URL may name another).
+    name = ConnectionTarget.parse(mysql_url).schema_name
+    assert f"databases {name} (staging)" in summary
     assert "modes channels agent, DMs ask" in summary
     assert "0 approver(s)" in summary
     assert "state embedded SQLite" in summary

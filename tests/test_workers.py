@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -11,6 +12,11 @@ from pathlib import Path
 import aiohttp
 
 from tests.fakes.local import free_port
+from tests.fakes.model_server import FakeModelServer, say
+from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
+from tests.slack.conftest import CHANNEL, signed_headers
+from tests.slack.scrape import scrape
+from tests.waiting import until
 
 CONFIG = """
 [[databases]]
@@ -96,3 +102,100 @@ async def test_two_workers_serve_one_port_and_stop_together(
         process.send_signal(signal.SIGTERM)
         await asyncio.wait_for(process.wait(), 60)
     assert process.returncode == 0
+
+
+async def test_metrics_from_any_worker_count_every_worker(
+    tmp_path: Path, redis_url: str, redis_prefix: str, mysql_url: str
+) -> None:
+    port = free_port()
+    metrics_dir = tmp_path / "metrics"
+    metrics_dir.mkdir()  # prometheus_client wants it to exist; the workers start it empty
+    async with (
+        FakeSlack() as slack,
+        FakeModelServer(responder=lambda body: say("Answered by a worker.")) as model,
+    ):
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot",
+            "serve",
+            "--workers",
+            "2",
+            env=environment(
+                tmp_path,
+                database_url=mysql_url,
+                DBAGENT_STATE_URL=f"{redis_url}?prefix={redis_prefix}",
+                PORT=str(port),
+                SLACK_API_URL=slack.api_url,
+                OPENAI_BASE_URL=model.url,
+                PROMETHEUS_MULTIPROC_DIR=str(metrics_dir),
+            ),
+            stderr=asyncio.subprocess.DEVNULL,
+        )
+        base = f"http://127.0.0.1:{port}"
+        try:
+            # Each worker checks its token once at start: auth.test twice in all.
+            await slack.wait_for(lambda: len(slack.calls_to("auth.test")) == 2, within_s=60)
+            await until(lambda: serving(base), within_s=60)
+
+            # One worker made one of them: once both are counted, any scrape shows both.
+            async def both_counted() -> bool:
+                return (await scrape(base)).value("dbagent_slack_calls_total") == 2
+
+            await until(both_counted)
+            for _ in range(4):
+                assert (await scrape(base)).value("dbagent_slack_calls_total") == 2
+            mentions = [f"18000002{n:02d}.000100" for n in range(6)]
+            for ts in mentions:
+                assert await send_mention(port, ts) == 200
+            for ts in mentions:
+                await slack.wait_for(lambda ts=ts: slack.thread(CHANNEL, ts), within_s=30)
+
+            async def all_turns_counted() -> bool:
+                return (await scrape(base)).value("dbagent_turns_total") == len(mentions)
+
+            await until(all_turns_counted)
+            # Whichever worker answers the scrape (the kernel spreads the connections), it
+            # sums both.
+            for _ in range(8):
+                seen = await scrape(base)
+                assert seen.value("dbagent_turns_total", outcome="answer") == len(mentions)
+                assert seen.value("dbagent_model_calls_total", result="ok") == len(mentions)
+                counted = seen.value("dbagent_slack_calls_total", method="auth.test")
+                assert counted == len(slack.calls_to("auth.test"))
+            assert len(list(metrics_dir.glob("counter_*.db"))) == 2  # one file per worker
+        finally:
+            process.send_signal(signal.SIGTERM)
+            await asyncio.wait_for(process.wait(), 60)
+    assert process.returncode == 0
+
+
+async def serving(base: str) -> bool:
+    try:
+        async with aiohttp.ClientSession() as http, http.get(f"{base}/health") as response:
+            return response.status == 200
+    except aiohttp.ClientError:
+        return False
+
+
+async def send_mention(port: int, ts: str) -> int:
+    body = json.dumps(
+        {
+            "type": "event_callback",
+            "team_id": TEAM_ID,
+            "event_id": f"Ev{ts}",
+            "event": {
+                "type": "app_mention",
+                "user": "U0ASKER",
+                "text": f"<@{BOT_USER_ID}> who answers?",
+                "ts": ts,
+                "channel": CHANNEL,
+            },
+        }
+    )
+    headers = {"Content-Type": "application/json", **signed_headers(body, secret="secret")}
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"http://127.0.0.1:{port}/slack/events", data=body, headers=headers) as sent,
+    ):
+        return sent.status

@@ -67,6 +67,7 @@ from bot.config import Environment, Mode, Settings
 from bot.db.images import TableImage
 from bot.db.types import DbError
 from bot.db.undo import rows_took_the_change
+from bot.observability import observe
 from bot.state import GrantScope, State, StateError
 from bot.state.executions import ExecutionRecord, Phase, call_execution_id
 from bot.state.requests import RequestStatus
@@ -179,9 +180,12 @@ class Agent:
         return self._runs.is_running(session_id)
 
     async def _run(self, runner: Runner, step: Callable[[], Awaitable[Outcome]]) -> Outcome:
-        return await self._runs.run(
-            runner.session.id, runner.guarded(step), lambda by: self._stopped(runner, by)
-        )
+        with observe.turn(runner.session.id, runner.session.mode.value) as turn:
+            return turn.ended(
+                await self._runs.run(
+                    runner.session.id, runner.guarded(step), lambda by: self._stopped(runner, by)
+                )
+            )
 
     async def _stopped(self, runner: Runner, by: str) -> Stopped:
         """A stopped run leaves its session consistent: every open call answered."""
@@ -579,6 +583,8 @@ class Agent:
         if not found or claimed is None:
             raise AlreadyDecided(pending_id)
         complete, pending = claimed
+        if complete and scope is not None:  # a deny is counted where it is audited
+            observe.approval_decided("approved")
         if not complete:
             counted = f"approved ({len(pending.approvals)} of {self._required(pending)})"
             await record_pending(self.audit, pending, approver, counted)

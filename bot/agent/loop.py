@@ -50,6 +50,7 @@ from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall, bound_arguments, refused_arguments
 from bot.config import Environment, Mode, Settings
+from bot.observability import observe
 from bot.state import State, StateError
 from bot.state.audit import AuditLog
 from bot.state.grants import Grants, GrantScope
@@ -414,6 +415,7 @@ async def record_pending(
     audit: AuditLog, pending: PendingApproval, approver: str | None, outcome: str
 ) -> None:
     """Audit what became of a pending approval that did not run (denied, superseded)."""
+    observe.approval_decided(outcome)
     await audit.record(
         session_id=pending.session_id,
         requester=pending.requester,

@@ -23,6 +23,7 @@ from bot.agent.streaming import (
 )
 from bot.agent.turns import JsonObject, ModelTurn
 from bot.config import Settings
+from bot.observability import observe
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,7 @@ class ModelClient:
         self._max_retries = max_retries
         self._timeout_s = timeout_s
 
+    @observe.model_call
     async def complete(
         self,
         messages: Sequence[JsonObject],

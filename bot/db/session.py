@@ -46,6 +46,7 @@ from bot.db.driver import (
 from bot.db.pool import ConnectionPool, error_code, server_message
 from bot.db.rows import next_packet_is_here, read_rows
 from bot.db.types import DbError, ResultSet
+from bot.observability import observe
 
 # Server status flags (protocol): in a transaction, and that transaction is READ ONLY.
 _IN_TRANSACTION = 0x0001
@@ -137,6 +138,7 @@ class Session:
             self._connection.close()
             raise
 
+    @observe.db_statement
     async def fetch(self, sql: str, args: Any = None, *, limit: int) -> RawResult:
         """Run one statement; keep at most `limit` rows and read one more to know if it had more."""
         await self._settle_unread()
@@ -170,6 +172,7 @@ class Session:
                     self._unread = cursor
         except TimeoutError:
             failure = await self._abandon_running()
+            observe.statement_killed(failure is None)
             raise DbError(_timeout_message(self.timeout_s, failure)) from None
         except asyncio.CancelledError:
             await self._abandon_running()

@@ -32,6 +32,7 @@ from typing import Any, Protocol
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.observability import observe
 from bot.slack import strings
 from bot.slack.blocks.working import working_message
 from bot.slack.live_budget import CALLS_PER_TURN, PROGRESS_INTERVAL_S, KeptOpen, Pace
@@ -126,6 +127,7 @@ class LiveProgress:
         self._sequence = 0
         self._acknowledger: asyncio.Task[None] | None = None
         self._pace = Pace(self._closed)
+        self._first_shown = observe.FirstProgress()
 
     @property
     def calls(self) -> int:
@@ -149,6 +151,8 @@ class LiveProgress:
             log.info("no reaction on %s: Slack is behind", self._thread.session_id)
         except _SLACK_ERRORS as exc:
             self._caps.refuse_reaction(self._thread.team, _error_of(exc))
+        else:
+            self._first_shown.shown()
 
     # -- the callback -------------------------------------------------------------------
     async def __call__(self, event: str | StepEvent) -> None:
@@ -225,6 +229,7 @@ class LiveProgress:
                 changed = True
             if not changed:
                 return
+            self._first_shown.shown()
 
     def _pending_chunks(self) -> list[dict[str, Any]]:
         chunks = []

@@ -2,7 +2,9 @@
 
 HTTP requests must carry a valid Slack signature (v0, at most five minutes old): anything
 else gets 401 and does nothing. GET /health answers 200 while the state store can be used
-(bot/health.py), and lists the channels Slack says the bot cannot reach.
+(bot/health.py), and lists the channels Slack says the bot cannot reach. GET /metrics answers
+the Prometheus text. Both are served on PORT in Socket Mode too (`add_service_routes`, for
+both modes).
 
 SIGTERM (or SIGINT) stops taking events, lets running turns finish for up to
 `[slack] shutdown_grace_s`, then exits; a second signal exits at once.
@@ -29,6 +31,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.config import ConfigError, Settings
 from bot.health import health_report
 from bot.mcp.http import MCP_PATH, add_mcp_routes
+from bot.observability import tracing
+from bot.observability.exposition import METRICS_PATH, metrics_handler
 from bot.slack import payloads
 from bot.slack.app import build_app, services_of_app
 from bot.slack.listeners.actions.stop_run import listen_for_forwarded_stops
@@ -51,11 +55,12 @@ HEALTH_PATH = "/health"
 # tidy up (delete its status line) once cancelled.
 CANCEL_TIDY_S = 2.0
 MAX_BODY_BYTES = 1024 * 1024
+PENDING_SEEN = 1000  # the most pending approvals /metrics counts
 
 
 def build_web_app(app: AsyncApp) -> web.Application:
     """The aiohttp application for HTTP mode: POST /slack/events (events and
-    interactivity) and GET /health."""
+    interactivity), and the service routes (`add_service_routes`)."""
     secret = services_of_app(app).settings.slack_signing_secret
     if secret is None or not secret.get_secret_value():
         raise ConfigError(
@@ -81,6 +86,15 @@ def build_web_app(app: AsyncApp) -> web.Application:
             return web.json_response({"error": "malformed body"}, status=400)
         return await to_aiohttp_response(response)
 
+    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
+    web_app.router.add_post(EVENTS_PATH, events)
+    add_service_routes(web_app, app)
+    return web_app
+
+
+def add_service_routes(web_app: web.Application, app: AsyncApp) -> None:
+    """GET /health, GET /metrics and the MCP endpoint, on the HTTP mode's application and on
+    Socket Mode's own small one alike."""
     state = services_of_app(app).state
 
     async def health(request: web.Request) -> web.StreamResponse:
@@ -88,11 +102,12 @@ def build_web_app(app: AsyncApp) -> web.Application:
         status, body = await health_report(state, unreachable)
         return web.json_response(body, status=status)
 
-    web_app = web.Application(client_max_size=MAX_BODY_BYTES)
-    web_app.router.add_post(EVENTS_PATH, events)
+    async def waiting() -> list[float]:
+        return [float(r.get("created_at") or 0) for r in await state.pending.waiting(PENDING_SEEN)]
+
     web_app.router.add_get(HEALTH_PATH, health)
+    web_app.router.add_get(METRICS_PATH, metrics_handler(waiting))
     add_mcp_routes(web_app, services_of_app(app))
-    return web_app
 
 
 _TIMESTAMP = re.compile(r"[0-9]{1,12}")
@@ -116,10 +131,11 @@ def _signed(verifier: SignatureVerifier, body: str, headers: Mapping[str, str]) 
         return False
 
 
-def build_mcp_web_app(app: AsyncApp) -> web.Application:
-    """In Socket Mode, the HTTP server on PORT for MCP clients (`[[mcp.clients]]`)."""
+def service_app(app: AsyncApp) -> web.Application:
+    """Socket Mode's HTTP application on PORT: /health, /metrics and /mcp (events come over
+    the socket)."""
     web_app = web.Application(client_max_size=MAX_BODY_BYTES)
-    add_mcp_routes(web_app, services_of_app(app))
+    add_service_routes(web_app, app)
     return web_app
 
 
@@ -218,6 +234,7 @@ def _forget_signals() -> None:
 async def serve(settings: Settings) -> None:
     """Serve Slack until SIGTERM or SIGINT. Missing credentials raise ConfigError."""
     _check_credentials(settings)
+    traces = tracing.start_from_environment()
     state = await open_state(settings)
     session = api_session()
     databases: DatabaseRegistry | None = None
@@ -246,6 +263,7 @@ async def serve(settings: Settings) -> None:
         if app_token:
             from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
 
+            runner = await _listen(service_app(app), settings.port)
             socket_handler = AsyncSocketModeHandler(app, app_token)
             try:
                 await socket_handler.connect_async()
@@ -254,9 +272,11 @@ async def serve(settings: Settings) -> None:
                     f"Slack refused SLACK_APP_TOKEN ({exc.response.get('error')}); it must be "
                     "an app-level token (xapp-…) with the connections:write scope"
                 ) from None
-            log.info("dbagent is serving Slack over Socket Mode")
+            log.info(
+                "dbagent is serving Slack over Socket Mode; /health and /metrics on port %d",
+                settings.port,
+            )
             if settings.mcp.enabled:
-                runner = await _listen(build_mcp_web_app(app), settings.port)
                 log.info("dbagent is serving MCP on port %d at %s", settings.port, MCP_PATH)
         else:
             runner = await _listen(build_web_app(app), settings.port)
@@ -292,3 +312,5 @@ async def serve(settings: Settings) -> None:
             await model.close()
         await session.close()
         await state.close()
+        if traces is not None:
+            await asyncio.to_thread(traces.shutdown)  # the last spans are sent

@@ -42,6 +42,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.web.async_slack_response import AsyncSlackResponse
 
 from bot.config import ConfigError, Settings
+from bot.observability.slack import SlackCallCounter
 
 log = logging.getLogger(__name__)
 
@@ -304,5 +305,5 @@ def make_client(
         base_url=base_url,
         session=session,
         timeout=int(timeout_s) if timeout_s >= 1 else 1,
-        retry_handlers=retry_handlers(backoff_s),
+        retry_handlers=[SlackCallCounter(), *retry_handlers(backoff_s)],
     )

@@ -20,6 +20,7 @@ from redis.asyncio import Redis
 from redis.exceptions import ResponseError
 from redis.typing import EncodableT, FieldT
 
+from bot.observability import observe
 from bot.state.codec import Record, decode, encode
 from bot.state.journal import AuditJournal
 from bot.state.redis_db import RedisDb
@@ -65,6 +66,7 @@ class AuditLog:
         execution_id: str | None = None,
         origin: str | None = None,
     ) -> dict[str, Any]:
+        observe.statement_recorded(risk, outcome, error)
         now = self._clock()
         entry = {
             "time": datetime.fromtimestamp(now, UTC).isoformat(timespec="milliseconds"),

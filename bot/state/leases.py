@@ -19,6 +19,7 @@ from typing import Literal
 
 import redis.asyncio as redis
 
+from bot.observability import observe
 from bot.state.errors import StateError
 from bot.state.redis_db import RedisDb, text
 
@@ -53,7 +54,8 @@ class LocalLeases(SessionLeases):
         self._users[session_id] = self._users.get(session_id, 0) + 1
         try:
             async with lock:
-                yield
+                with observe.lease_held():
+                    yield
         finally:
             self._users[session_id] -= 1
             if not self._users[session_id]:
@@ -148,7 +150,8 @@ class RedisLeases(SessionLeases):
             if turn != 1:
                 await self._wait_turn(queue, ticket)
             beat = asyncio.create_task(self._beat(queue, ticket), name=f"lease {session_id}")
-            yield
+            with observe.lease_held():
+                yield
         finally:
             if beat is not None:
                 beat.cancel()

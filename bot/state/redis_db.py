@@ -27,6 +27,7 @@ from redis.backoff import ExponentialBackoff, NoBackoff
 from redis.exceptions import RedisError
 from redis.maint_notifications import MaintNotificationsConfig
 
+from bot.observability import observe
 from bot.state.errors import StateError
 
 log = logging.getLogger(__name__)
@@ -136,6 +137,7 @@ class RedisDb:
             result = await command(self.retrying if retry else self.client)
         except RedisError as exc:
             message = f"state store {self.where} cannot be reached: {exc}"
+            observe.state_error("redis")
             if self.healthy:
                 log.error("state store failed: %s", message)
             self.healthy = False

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from bot.observability import observe
 from bot.state.errors import StateError, StateLocked
 from bot.state.legacy import import_legacy
 
@@ -425,6 +426,7 @@ class SqliteDb:
             self._connection = None
 
     def _failed(self, exc: Exception) -> StateError:
+        observe.state_error("sqlite")
         message = str(exc)
         if not isinstance(exc, StateError):
             message = f"state file {self.path} cannot be written: {exc}"

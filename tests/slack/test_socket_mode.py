@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot.config import DatabaseConfig, Limits, Settings
 from bot.slack.server import serve
+from tests.fakes.local import free_port
 from tests.fakes.model_server import FakeModelServer, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.slack.conftest import ASKER, BOT_TOKEN, CHANNEL, STAGING
@@ -27,6 +28,7 @@ async def test_serve_in_socket_mode_answers_a_mention(
         databases=[DatabaseConfig(name=STAGING, url=shop_url, environment="staging")],
         limits=Limits(model_max_retries=0),
         dbagent_state_dir=tmp_path / "state",
+        port=free_port(),  # /health and /metrics are served on PORT in Socket Mode too
     )
     model.script(say("Hello over the socket."))
     serving = asyncio.create_task(serve(settings))

@@ -32,6 +32,7 @@ from bot.agent.tools.skill import SKILL_TOOLS
 from bot.agent.turns import ToolCall
 from bot.config import Mode
 from bot.db.types import DbError
+from bot.observability import observe
 
 log = logging.getLogger(__name__)
 
@@ -107,6 +108,7 @@ def prepare(call: ToolCall, mode: Mode) -> PreparedCall | ToolReply:
     return PreparedCall(call, tool, arguments)
 
 
+@observe.tool_call
 async def run(prepared: PreparedCall, context: ToolContext) -> ToolOutcome:
     try:
         return await prepared.tool.handler(context, prepared.arguments)

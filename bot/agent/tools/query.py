@@ -41,6 +41,7 @@ from bot.db.masking import UNDO_MASKED, MaskedResult
 from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.types import DbError, Execution
 from bot.guard import NeedsApproval, Refused, decide
+from bot.observability import observe
 from bot.sql.masking import MaskPlan
 from bot.sql.risk import Classification
 
@@ -212,6 +213,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
                 return _reach_failed(args.database, exc)
             decision = decide(classification, db.config, granted=True, reach=reach)
 
+    observe.guard_decided(classification.risk.value, decision)
     environment = db.config.environment.value
     audit = CallAudit(context, args.database, environment)
     risk = classification.risk.value

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.outcomes import Outcome
+from bot.observability import logs
 from bot.slack import delivery, strings
 from bot.slack.live import LiveProgress
 from bot.slack.outcome import Delivered, answer_in_thread
@@ -173,6 +174,14 @@ async def _claim(
 
 
 async def run_turn(
+    services: Services, incoming: Incoming, question: str, status: LiveProgress
+) -> None:
+    # Every line the turn logs names its thread and Slack event (DBAGENT_LOG_FORMAT=json).
+    with logs.bound(event_id=incoming.event_id, session_id=incoming.thread.session_id):
+        await _run_turn(services, incoming, question, status)
+
+
+async def _run_turn(
     services: Services, incoming: Incoming, question: str, status: LiveProgress
 ) -> None:
     thread = incoming.thread
