@@ -208,7 +208,8 @@ async def test_a_token_slack_refuses_fails_and_stops_the_slack_checks(
     reader_url, model, slack, tmp_path
 ):
     probe_answered(model)
-    database = DatabaseConfig(name="shop", url=reader_url, environment="staging")
+    # Production: a read-only account is all it needs (on staging it would fail the check).
+    database = DatabaseConfig(name="shop", url=reader_url, environment="production")
     settings = settings_for([database], model, slack, tmp_path, slack_bot_token="xoxb-revoked")
     lines = await run_checks(settings)
     [refused] = [line for line in lines if line.mark is Mark.FAILED]

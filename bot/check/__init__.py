@@ -19,6 +19,7 @@ from bot.check.database import database_lines
 from bot.check.lines import Line, Mark, failed, passed, warning
 from bot.check.mcp import mcp_lines
 from bot.check.model import model_line
+from bot.check.redis import redis_lines
 from bot.check.slack import manifest_scopes, read_manifest, slack_lines
 from bot.config import ConfigError, Settings, load_settings
 
@@ -50,7 +51,7 @@ def configuration_line(settings: Settings) -> Line:
     )
 
 
-async def state_line(settings: Settings) -> Line:
+async def state_lines(settings: Settings) -> list[Line]:
     if settings.dbagent_state_url:
         from bot.state import StateError
         from bot.state.redis_db import RedisDb
@@ -58,22 +59,22 @@ async def state_line(settings: Settings) -> Line:
         try:
             redis_db = await RedisDb.open(settings.dbagent_state_url)
         except StateError as exc:
-            return failed(
-                "state",
-                str(exc),
-                "check DBAGENT_STATE_URL (redis://host:6379/0) and that Redis runs",
-            )
-        policy = await redis_db.eviction_policy()
-        await redis_db.close()
-        if policy is not None and policy != "noeviction":
-            return warning(
-                "state",
-                f"Redis at {redis_db.where} answers, but evicts keys when full "
-                f"(maxmemory-policy {policy})",
-                "set maxmemory-policy noeviction: an evicted lease lets two replicas run one "
-                "thread at once, and evicted approvals and seen events are lost",
-            )
-        return passed("state", f"Redis at {redis_db.where} answers")
+            return [
+                failed(
+                    "state",
+                    str(exc),
+                    "check DBAGENT_STATE_URL (redis://host:6379/0) and that Redis runs",
+                )
+            ]
+        try:
+            policy = await redis_db.eviction_policy()
+            return await redis_lines(redis_db.client, redis_db.where, policy)
+        finally:
+            await redis_db.close()
+    return [state_line(settings)]
+
+
+def state_line(settings: Settings) -> Line:
     directory = settings.dbagent_state_dir.resolve()
     existing = directory
     while not existing.exists() and existing != existing.parent:
@@ -91,7 +92,7 @@ async def run_checks(settings: Settings) -> list[Line]:
     """Every check, in a fixed order, run concurrently where they do not depend on each other."""
     database_checks = [database_lines(db, settings.limits) for db in settings.databases]
     results = await asyncio.gather(*database_checks, model_line(settings), slack_lines(settings))
-    lines = [configuration_line(settings), await state_line(settings)]
+    lines = [configuration_line(settings), *await state_lines(settings)]
     if not settings.databases:
         lines.append(
             failed(

@@ -1,9 +1,11 @@
 """Each database: it connects; its flavour, version and lower_case_table_names; the account's
-privileges from SHOW GRANTS, with warnings for what the bot never needs."""
+privileges from SHOW GRANTS, with warnings for what the bot never needs, and what it will need
+and lacks (bot.check.privileges)."""
 
 from __future__ import annotations
 
 from bot.check.lines import Line, failed, passed, warning
+from bot.check.privileges import privilege_lines, read_reach
 from bot.config import DatabaseConfig, Environment, Limits
 from bot.sql.grants import (
     SERVER_PRIVILEGES,
@@ -27,10 +29,13 @@ async def database_lines(config: DatabaseConfig, limits: Limits) -> list[Line]:
     lines: list[Line] = []
     for suffix, target in targets:
         database = Database(target, limits)
+        # A primary of a writable database is read as the guard reads it before a change.
+        writes = not suffix and config.environment is not Environment.PRODUCTION
         try:
             execution = await database.execute(
                 [SERVER_FACTS, SHOW_GRANTS], read_only=True, limit=200
             )
+            reach = await read_reach(database, writes=writes)
         except DbError as exc:
             lines.append(
                 failed(
@@ -60,6 +65,11 @@ async def database_lines(config: DatabaseConfig, limits: Limits) -> list[Line]:
         )
         lines.extend(
             _privilege_warnings(subject + suffix, target, grants, schema, fold_case=fold_case)
+        )
+        lines.extend(
+            privilege_lines(
+                subject + suffix, target, grants, reach, writes=writes, fold_case=fold_case
+            )
         )
     return lines
 
