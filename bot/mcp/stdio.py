@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.config import ConfigError, McpClient, Settings, load_settings
 from bot.mcp.clients import token_owner
+from bot.observability import tracing
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +64,8 @@ async def mcp_main(args: list[str]) -> int:
         raise ConfigError(f"dbagent mcp takes no arguments (got {' '.join(args)!r})")
     settings = load_settings()
     client = stdio_client(settings)
-    await serve_stdio(settings, client)
+    with tracing.exporting():  # OTEL_EXPORTER_OTLP_ENDPOINT: a trace per MCP call
+        await serve_stdio(settings, client)
     return 0
 
 

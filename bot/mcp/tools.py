@@ -28,6 +28,7 @@ from bot.agent.tools.base import Parameters, dumps, schema_of
 from bot.agent.turns import ToolCall
 from bot.config import McpClient, Mode, Settings
 from bot.mcp.clients import origin
+from bot.observability import observe
 from bot.state import State, StateError
 from bot.state.requests import RequestStatus
 
@@ -118,6 +119,7 @@ class McpTools:
         self.state = state
         self.slack = slack
 
+    @observe.mcp_call
     async def call(self, client: McpClient, name: str, arguments: dict[str, Any] | None) -> Reply:
         if name == GET_PROPOSAL:
             try:

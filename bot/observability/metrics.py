@@ -12,9 +12,11 @@ approvals, read from the shared store at each scrape, are the latest reading (`m
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Iterable
+from typing import Any
 
 from prometheus_client import Counter, Gauge, Histogram
 
@@ -113,6 +115,12 @@ REFUSAL_CLASSES: tuple[tuple[str, str], ...] = (
 _METHOD = re.compile(r"^[a-z]+(\.[A-Za-z]+){1,3}$")
 
 
+@functools.lru_cache(maxsize=4096)
+def _child(metric: Any, *labels: str) -> Any:
+    """The labelled child of `metric` (labels are bounded: the cache stays small)."""
+    return metric.labels(*labels)
+
+
 def refusal_class(reason: str | None) -> str:
     """The bounded class of a refusal's wording ("other" when none fits)."""
     text = reason or ""
@@ -121,7 +129,7 @@ def refusal_class(reason: str | None) -> str:
 
 # -- hooks -----------------------------------------------------------------------------------
 def turn_ended(outcome: str, started: float) -> None:
-    TURNS.labels(outcome).inc()
+    _child(TURNS, outcome).inc()
     TURN_SECONDS.observe(time.monotonic() - started)
 
 
@@ -133,18 +141,18 @@ def model_called(started: float, *, status: str | None, prompt: int, completion:
     """One model call: `status` None when it answered, else the HTTP status or the kind of
     failure (timeout, connection, unreadable)."""
     MODEL_SECONDS.observe(time.monotonic() - started)
-    MODEL_CALLS.labels("ok" if status is None else "error").inc()
+    _child(MODEL_CALLS, "ok" if status is None else "error").inc()
     if status is not None:
-        MODEL_ERRORS.labels(status).inc()
+        _child(MODEL_ERRORS, status).inc()
     if prompt:
-        MODEL_TOKENS.labels("prompt").inc(prompt)
+        _child(MODEL_TOKENS, "prompt").inc(prompt)
     if completion:
-        MODEL_TOKENS.labels("completion").inc(completion)
+        _child(MODEL_TOKENS, "completion").inc(completion)
 
 
 def tool_called(tool: str, outcome: str, started: float) -> None:
-    TOOL_CALLS.labels(tool, outcome).inc()
-    TOOL_SECONDS.labels(tool).observe(time.monotonic() - started)
+    _child(TOOL_CALLS, tool, outcome).inc()
+    _child(TOOL_SECONDS, tool).observe(time.monotonic() - started)
 
 
 def statement_recorded(risk: str, outcome: str, error: str | None) -> None:
@@ -153,14 +161,14 @@ def statement_recorded(risk: str, outcome: str, error: str | None) -> None:
     if decision is None:  # the end of an approval, not a statement
         return
     reason = refusal_class(error) if decision == "refused" else ""
-    STATEMENTS.labels(risk if risk in _RISKS else "other", decision, reason).inc()
+    _child(STATEMENTS, risk if risk in _RISKS else "other", decision, reason).inc()
     if outcome == "rolled back":
         ROLLBACKS.inc()
 
 
 def approval_decided(outcome: str) -> None:
     if outcome in _APPROVAL_ENDS:
-        APPROVALS_DECIDED.labels(outcome).inc()
+        _child(APPROVALS_DECIDED, outcome).inc()
 
 
 def pending_approvals(created: Iterable[float], now: float | None = None) -> None:
@@ -172,16 +180,16 @@ def pending_approvals(created: Iterable[float], now: float | None = None) -> Non
 
 
 def statement_killed(reached: bool) -> None:
-    KILLS.labels("killed" if reached else "kill_failed").inc()
+    _child(KILLS, "killed" if reached else "kill_failed").inc()
 
 
 def slack_call(method: str, result: str) -> None:
     known = method == "upload" or _METHOD.match(method)
-    SLACK_CALLS.labels(method if known else "other", result).inc()
+    _child(SLACK_CALLS, method if known else "other", result).inc()
 
 
 def state_error(store: str) -> None:
-    STATE_ERRORS.labels(store).inc()
+    _child(STATE_ERRORS, store).inc()
 
 
 def lease_taken() -> None:

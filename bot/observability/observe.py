@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import functools
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Iterator
 from typing import ParamSpec, TypeVar
@@ -21,6 +22,7 @@ from opentelemetry.trace import Span, SpanKind, Status, StatusCode
 from bot.observability import logs, metrics, tracing
 
 log = logging.getLogger(__name__)
+_TOOL_NAME = re.compile(r"[a-z][a-z_]{0,39}")
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -54,11 +56,9 @@ def turn(session_id: str, mode: str) -> Iterator[Turn]:
     started = time.monotonic()
     with (
         logs.bound(session_id=session_id),
-        tracing.tracer().start_as_current_span(
-            "dbagent.turn", attributes={"dbagent.mode": mode}
-        ) as span,
+        tracing.span("dbagent.turn", attributes={"dbagent.mode": mode}) as turn_span,
     ):
-        current = Turn(span)
+        current = Turn(turn_span)
         try:
             yield current
         except BaseException as exc:
@@ -77,7 +77,23 @@ def span(
     name: str, **attributes: str | int | float | bool
 ) -> contextlib.AbstractContextManager[Span]:
     """A span of our own (an MCP call's root, say), under whatever span is current."""
-    return tracing.tracer().start_as_current_span(name, attributes=attributes)
+    return tracing.span(name, attributes=attributes)
+
+
+def mcp_call(func: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
+    """Decorates McpTools.call(client, name, arguments): the root span of an MCP call's trace,
+    named by the tool and the configured client (never the arguments)."""
+
+    @functools.wraps(func)
+    async def observed(*args: P.args, **kwargs: P.kwargs) -> R:
+        client = str(getattr(args[1], "name", "") if len(args) > 1 else "")
+        tool = str(args[2]) if len(args) > 2 else ""
+        tool = tool if _TOOL_NAME.fullmatch(tool) else "other"  # the client's own words
+        attributes = {"gen_ai.tool.name": tool, "dbagent.mcp.client": client}
+        with tracing.span("mcp.call", attributes=attributes):
+            return await func(*args, **kwargs)
+
+    return observed
 
 
 # -- the model -------------------------------------------------------------------------------
@@ -110,9 +126,7 @@ def model_call(func: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             "gen_ai.request.model": model,
         }
         name = f"chat {model}".strip()
-        with tracing.tracer().start_as_current_span(
-            name, kind=SpanKind.CLIENT, attributes=attributes
-        ) as current:
+        with tracing.span(name, kind=SpanKind.CLIENT, attributes=attributes) as current:
             try:
                 answer = await func(*args, **kwargs)
             except Exception as exc:
@@ -156,7 +170,7 @@ def tool_call(func: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
     async def observed(*args: P.args, **kwargs: P.kwargs) -> R:
         tool = str(getattr(getattr(args[0], "tool", None), "name", "") or "unknown")
         started = time.monotonic()
-        with tracing.tracer().start_as_current_span(
+        with tracing.span(
             f"execute_tool {tool}",
             attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": tool},
         ) as current:
@@ -180,7 +194,7 @@ def guard_decided(risk: str, decision: object) -> None:
     attributes: dict[str, str] = {"dbagent.risk": risk, "dbagent.decision": word}
     if word == "refused":
         attributes["dbagent.refusal_class"] = metrics.refusal_class(getattr(decision, "reason", ""))
-    with tracing.tracer().start_as_current_span("dbagent.guard", attributes=attributes):
+    with tracing.span("dbagent.guard", attributes=attributes):
         pass
 
 
@@ -214,9 +228,7 @@ def db_statement(func: Callable[P, Awaitable[R]]) -> Callable[P, Awaitable[R]]:
             "dbagent.database": str(getattr(pool, "database_name", "") or ""),
             "dbagent.read_only": bool(getattr(session, "read_only", False)),
         }
-        with tracing.tracer().start_as_current_span(
-            operation, kind=SpanKind.CLIENT, attributes=attributes
-        ) as current:
+        with tracing.span(operation, kind=SpanKind.CLIENT, attributes=attributes) as current:
             try:
                 return await func(*args, **kwargs)
             except Exception as exc:

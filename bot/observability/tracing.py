@@ -9,13 +9,16 @@ installed and the spans cost next to nothing (OpenTelemetry's no-op tracer).
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+from collections.abc import Iterator, Mapping
 
 from opentelemetry import trace
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from opentelemetry.util.types import AttributeValue
 
 log = logging.getLogger(__name__)
 
@@ -24,24 +27,32 @@ TRACES_ENDPOINT_ENV = "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"
 SERVICE_NAME_ENV = "OTEL_SERVICE_NAME"
 TRACER_NAME = "dbagent"
 
-_provider: trace.TracerProvider | None = None
+_tracer: trace.Tracer | None = None  # None: tracing is off
+_NO_SPAN = contextlib.nullcontext(trace.INVALID_SPAN)  # what a span is when tracing is off
 
 
 def use_provider(provider: trace.TracerProvider | None) -> None:
-    """Send this process's spans to `provider` (None: OpenTelemetry's global one)."""
-    global _provider
-    _provider = provider
+    """Send this process's spans to `provider` (None: nowhere)."""
+    global _tracer
+    _tracer = None if provider is None else provider.get_tracer(TRACER_NAME)
 
 
 def enabled() -> bool:
-    """Whether spans are recorded anywhere (else the tracer is OpenTelemetry's no-op one)."""
-    source = _provider if _provider is not None else trace.get_tracer_provider()
-    return isinstance(source, TracerProvider)
+    """Whether spans are recorded (a provider is in use)."""
+    return _tracer is not None
 
 
-def tracer() -> trace.Tracer:
-    source = _provider if _provider is not None else trace.get_tracer_provider()
-    return source.get_tracer(TRACER_NAME)
+def span(
+    name: str,
+    *,
+    kind: trace.SpanKind = trace.SpanKind.INTERNAL,
+    attributes: Mapping[str, AttributeValue] | None = None,
+) -> contextlib.AbstractContextManager[trace.Span]:
+    """A span under the current one, made current for the block; with tracing off, one
+    shared context that records nothing (no span, no context change: next to free)."""
+    if _tracer is None:
+        return _NO_SPAN
+    return _tracer.start_as_current_span(name, kind=kind, attributes=attributes)
 
 
 def start_from_environment() -> TracerProvider | None:
@@ -58,3 +69,14 @@ def start_from_environment() -> TracerProvider | None:
     use_provider(provider)
     log.info("traces go to %s over OTLP/HTTP", os.environ.get(ENDPOINT_ENV))
     return provider
+
+
+@contextlib.contextmanager
+def exporting() -> Iterator[None]:
+    """Traces exported (when configured) while the block runs; the last spans sent at its end."""
+    provider = start_from_environment()
+    try:
+        yield
+    finally:
+        if provider is not None:
+            provider.shutdown()
