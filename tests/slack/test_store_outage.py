@@ -14,6 +14,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from bot.slack.app import services_of_app
 from tests.fakes.model_server import FakeModelServer, call, calls, say
 from tests.fakes.slack_server import FakeSlack, Message
 from tests.private_redis import PrivateRedis
@@ -182,3 +183,22 @@ async def test_during_a_redis_outage_questions_wait_clicks_are_refused_and_healt
 
 async def _is(status: object, expected: int) -> bool:
     return await status == expected  # type: ignore[misc]
+
+
+async def test_a_question_that_waits_longer_than_the_store_wait_is_told_to_ask_again(
+    replicas: tuple[SlackHarness, SlackHarness],
+    private_redis: PrivateRedis,
+    slack: FakeSlack,
+) -> None:
+    one, _ = replicas
+    assert one.app is not None
+    services_of_app(one.app).store_wait_s = 1.0  # ten minutes in production
+    await private_redis.stop()
+    thread_ts, sent = await one.mention("how many orders?")
+    assert sent.status == 200
+    (told,) = await slack.wait_for(
+        lambda: [m for m in one.thread(thread_ts) if "Please ask again" in m.text]
+    )
+    assert "could not take this message" in told.text
+    await one.idle()
+    assert not [m for m in one.thread(thread_ts) if "cannot be used now" in m.text]
