@@ -23,8 +23,10 @@ from tests.slack.conftest import (
     BOT_TOKEN,
     CHANNEL,
     PRODUCTION,
+    SCHEMA,
     STAGING,
     SlackHarness,
+    run_sql,
 )
 from tests.slack.scrape import Scrape, scrape
 from tests.waiting import until
@@ -61,6 +63,8 @@ async def test_a_read_turn_moves_every_series_it_touches(harness: SlackHarness) 
     assert after.moved(before, "dbagent_turns_total", outcome="answer") == 1
     assert after.moved(before, "dbagent_turns_total") == 1
     assert after.moved(before, "dbagent_turn_duration_seconds_count") == 1
+    # The first thing the person saw (the reaction on the question) was timed, once.
+    assert after.moved(before, "dbagent_turn_first_progress_seconds_count") == 1
     assert after.moved(before, "dbagent_model_calls_total", result="ok") == 2
     assert after.moved(before, "dbagent_model_call_duration_seconds_count") == 2
     assert after.moved(before, "dbagent_model_errors_total") == 0
@@ -203,3 +207,26 @@ async def test_socket_mode_serves_health_and_metrics_on_port(
         os.kill(os.getpid(), signal.SIGTERM)
         with contextlib.suppress(Exception):
             await asyncio.wait_for(task, 20)
+
+
+async def test_a_change_rolled_back_past_its_bounds_is_counted(harness: SlackHarness) -> None:
+    cancel_pending = "UPDATE orders SET status = 'cancelled' WHERE status = 'pending'"
+    harness.model.script(
+        calls(call("execute_query", {"database": STAGING, "sql": cancel_pending})),
+        say("Done, or not."),
+    )
+    thread_ts, _ = await harness.mention("cancel the pending orders")
+    card = await harness.wait_for_card(thread_ts)  # it says 2 rows
+    before = await scrape(harness.url)
+    # A third pending order arrives before the click: the change would touch 3 rows.
+    await run_sql(
+        harness.shop_url, [f"INSERT INTO {SCHEMA}.orders VALUES (14, 'Eve', 'pending', 1)"]
+    )
+    await harness.click("approve_once", card, user=APPROVER)
+    await answered(harness, thread_ts, "Done, or not.")
+    after = await scrape(harness.url)
+    assert after.moved(before, "dbagent_bounded_rollbacks_total") == 1
+    assert after.moved(before, "dbagent_statements_total", risk="write", decision="error") == 1
+    assert after.moved(before, "dbagent_approvals_decided_total", outcome="approved") == 1
+    pending = f"SELECT COUNT(*) FROM {SCHEMA}.orders WHERE status = 'pending'"
+    assert await run_sql(harness.shop_url, [pending]) == [(3,)]  # nothing was changed
