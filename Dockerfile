@@ -22,9 +22,10 @@ ENV PATH=/opt/dbagent/bin:$PATH \
     DBAGENT_CONFIG=/etc/dbagent/dbagent.toml \
     DBAGENT_STATE_DIR=/var/lib/dbagent \
     DBAGENT_LOG_FORMAT=json
-RUN useradd --system --uid 10001 --user-group --no-create-home --home-dir /var/lib/dbagent dbagent \
+RUN groupadd --system --gid 10001 dbagent \
+    && useradd --system --uid 10001 --gid 10001 --no-create-home --home-dir /var/lib/dbagent dbagent \
     && mkdir -p /var/lib/dbagent /etc/dbagent \
-    && chown dbagent:dbagent /var/lib/dbagent
+    && chown 10001:10001 /var/lib/dbagent
 COPY --from=build /opt/dbagent /opt/dbagent
 # The only place the bot writes (the embedded store, or the audit journal beside Redis): a
 # volume, so the root filesystem can be read-only (with a tmpfs on /tmp).

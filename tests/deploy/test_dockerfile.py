@@ -114,3 +114,12 @@ def test_every_file_it_copies_is_in_the_repository() -> None:
         if link.is_symlink():
             target = Path(link.readlink()).parts[-1]
             assert target in copied, f"bot/{link.name} points to {target}, which is not copied"
+
+
+def test_the_user_it_runs_as_is_made_with_those_ids_and_owns_the_volume() -> None:
+    [user] = of("USER", FINAL)
+    uid, _, gid = user.arguments.partition(":")
+    made = " ".join(i.arguments for i in of("RUN", FINAL))
+    assert f"--uid {uid}" in made and f"--gid {gid}" in made
+    env = environment()
+    assert f"chown {uid}:{gid} {env['DBAGENT_STATE_DIR']}" in made
