@@ -128,6 +128,12 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except (ConfigError, StateError) as exc:
         print(f"dbagent: {exc}", file=sys.stderr)
+        if isinstance(exc, StateError):
+            from bot.workers import STORE_UNREACHABLE, WORKER_ENV
+
+            # A worker of `serve --workers N` started while the store is out of reach: its
+            # parent starts it again later (status 2, a configuration error, stops them all).
+            return STORE_UNREACHABLE if WORKER_ENV in os.environ else 2
         return 2
     except KeyboardInterrupt:
         return 130

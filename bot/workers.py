@@ -10,7 +10,8 @@ The parent supervises them. A worker that dies (a crash, the OOM killer, SIGKILL
 again after a pause that doubles with each death in a row (1 s, 2 s, 4 s … at most 30 s;
 back to 1 s once a worker has lived a minute) while the others keep serving; a worker that
 exits with status 2 (its configuration is wrong, which a restart will not mend) stops them
-all. SIGTERM and SIGINT are passed on to every worker (a second one too, which makes them
+all (one that exits with 3, the store out of reach at its start, is started again like a
+crash). SIGTERM and SIGINT are passed on to every worker (a second one too, which makes them
 exit at once) and nothing is restarted after; a worker still running its shutdown well past
 `[slack] shutdown_grace_s` is killed, so the parent always ends. The parent's signal handlers
 only note the signal, and are in place before the first worker starts: a signal that
@@ -46,6 +47,7 @@ POLL_S = 0.1
 RESTART_PAUSE_S = (1.0, 30.0)  # the first pause after a death, and the longest
 HEALTHY_AFTER_S = 60.0  # a worker that lived this long starts the pauses over
 CONFIG_ERROR = 2  # a worker's exit status when its configuration is wrong
+STORE_UNREACHABLE = 3  # a worker's, when the state store cannot be used at its start
 KILL_AFTER_GRACE_S = 15.0  # past the grace period, a worker still stopping is killed
 
 

@@ -20,6 +20,7 @@ import pytest
 from tests.fakes.local import free_port
 from tests.fakes.model_server import FakeModelServer, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
+from tests.private_redis import PrivateRedis
 from tests.slack.conftest import signed_headers
 from tests.test_workers import environment
 from tests.waiting import until
@@ -181,6 +182,28 @@ async def test_a_worker_killed_under_load_starts_again_and_the_other_keeps_answe
             assert sum("Four." in m.text for m in slack.thread(CHANNEL, ts)) == 1
         assert await workers.stop() == 0
         assert session_processes(parent.pid) == []
+    finally:
+        workers.kill_all()
+
+
+async def test_a_worker_that_cannot_reach_the_store_at_its_restart_is_started_again_later(
+    tmp_path: Path, private_redis: PrivateRedis, mysql_url: str
+) -> None:
+    env = environment(
+        tmp_path, database_url=mysql_url, DBAGENT_STATE_URL=private_redis.url, PORT=str(free_port())
+    )
+    workers = Workers(env)
+    parent = await workers.start()
+    try:
+        await until(lambda: workers.count("is serving Slack over HTTP") >= 2, within_s=60)
+        await private_redis.stop()
+        os.kill(workers_of(parent.pid)[0], signal.SIGKILL)
+        # Its restart finds no store: status 3, started again later (not everyone stopped).
+        await until(lambda: workers.count("ended (status 3)") >= 1, within_s=30)
+        assert parent.returncode is None and len(workers_of(parent.pid)) >= 1
+        await private_redis.start()
+        await until(lambda: workers.count("is serving Slack over HTTP") >= 3, within_s=60)
+        assert await workers.stop() == 0
     finally:
         workers.kill_all()
 
