@@ -41,6 +41,10 @@ STORE_GAVE_UP = (
     "I could not take this message: my state store could not be used for {minutes} "
     "minutes ({error}). Please ask again."
 )
+STORE_STOPPING = (
+    "I am restarting and could not take this message while my state store could not be "
+    "used. Please ask again in a minute."
+)
 CLICK_STORE_DOWN = (
     "I could not take this click: {error}. Nothing was done; please click again in a moment."
 )

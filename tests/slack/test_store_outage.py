@@ -202,3 +202,20 @@ async def test_a_question_that_waits_longer_than_the_store_wait_is_told_to_ask_a
     assert "could not take this message" in told.text
     await one.idle()
     assert not [m for m in one.thread(thread_ts) if "cannot be used now" in m.text]
+
+
+async def test_a_question_waiting_for_the_store_when_the_bot_stops_is_told_to_ask_again(
+    replicas: tuple[SlackHarness, SlackHarness],
+    private_redis: PrivateRedis,
+    slack: FakeSlack,
+) -> None:
+    one, _ = replicas
+    assert one.app is not None
+    await private_redis.stop()
+    thread_ts, _ = await one.mention("how many orders?")
+    await slack.wait_for(lambda: [m for m in one.thread(thread_ts) if "cannot be used" in m.text])
+    # What serve() does once the grace period is over: what still runs is cancelled.
+    await services_of_app(one.app).queues.cancel(within_s=5)
+    (told,) = [m for m in one.thread(thread_ts) if "Please ask again" in m.text]
+    assert "restarting" in told.text
+    assert not [m for m in one.thread(thread_ts) if "cannot be used now" in m.text]

@@ -164,7 +164,13 @@ async def _claim(
                 waiting = True
                 if status is not None:
                     await status.show(strings.WAITING_FOR_STORE.format(error=exc), at_once=True)
-            await asyncio.sleep(min(pause, max(0.0, give_up_at - loop.time())))
+            try:
+                await asyncio.sleep(min(pause, max(0.0, give_up_at - loop.time())))
+            except asyncio.CancelledError:  # the bot stops: Slack will not send it again
+                if status is not None:
+                    await status.clear()
+                await delivery.post_error(services.client, thread, strings.STORE_STOPPING)
+                raise
             pause = min(pause * 2, STORE_RETRY_S[1])
     if waiting:
         log.info("message %s taken now that the state store is back", incoming.ts)
