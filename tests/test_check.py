@@ -324,3 +324,12 @@ async def test_redis_state_is_checked_by_asking_it(redis_url, tmp_path):
     gone = Settings(dbagent_state_url="redis://127.0.0.1:1/0", dbagent_config=tmp_path / "x.toml")
     [state] = [line for line in await run_checks(gone) if line.subject == "state"]
     assert state.mark is Mark.FAILED and "DBAGENT_STATE_URL" in state.fix
+
+
+async def test_redis_state_without_a_signing_key_fails_the_check(redis_url, tmp_path):
+    for key in (None, "too-short"):
+        settings = Settings(
+            dbagent_state_url=redis_url, dbagent_state_key=key, dbagent_config=tmp_path / "x.toml"
+        )
+        [signing] = [line for line in await run_checks(settings) if line.subject == "state key"]
+        assert signing.mark is Mark.FAILED and "DBAGENT_STATE_KEY" in signing.fix, key

@@ -68,10 +68,26 @@ async def state_lines(settings: Settings) -> list[Line]:
             ]
         try:
             policy = await redis_db.eviction_policy()
-            return await redis_lines(redis_db.client, redis_db.where, policy)
+            lines = await redis_lines(redis_db.client, redis_db.where, policy)
         finally:
             await redis_db.close()
+        return [*lines, _signing_line(settings)]
     return [state_line(settings)]
+
+
+def _signing_line(settings: Settings) -> Line:
+    from bot.state.seal import KEY_ENV, MIN_KEY_CHARS
+
+    key = settings.dbagent_state_key
+    if key is None or len(key.get_secret_value()) < MIN_KEY_CHARS:
+        return failed(
+            "state key",
+            f"{KEY_ENV} is not set, or shorter than {MIN_KEY_CHARS} characters",
+            f"set {KEY_ENV} to at least {MIN_KEY_CHARS} random characters (openssl rand -hex "
+            "32), the same on every replica: it signs grants, pending approvals and forwarded "
+            "Stops in Redis",
+        )
+    return passed("state key", "grants, pending approvals and forwarded Stops are signed")
 
 
 def state_line(settings: Settings) -> Line:
