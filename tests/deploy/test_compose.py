@@ -47,7 +47,8 @@ def test_the_bot_redis_and_mariadb_start_in_order() -> None:
 def test_three_slack_variables_and_a_model_are_all_it_asks_for() -> None:
     env = SERVICES["bot"]["environment"]
     required = {k for k, v in env.items() if re.fullmatch(r"\$\{\w+:\?.*\}", str(v))}
-    assert required == {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN"}
+    # and the key that signs what the bot keeps in Redis (bot.state.seal)
+    assert required == {"SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "DBAGENT_STATE_KEY"}
     assert env["SLACK_SIGNING_SECRET"] == "${SLACK_SIGNING_SECRET:-}"
     assert "OPENAI_API_KEY" in env and "OPENAI_BASE_URL" in env
     assert env["DBAGENT_STATE_URL"] == "redis://redis:6379/0"
