@@ -7,14 +7,16 @@ database, the row count, the requester and a link to the card, which only the
 conversation's members can open.
 
 Whether a channel is public is asked of Slack (conversations.info, scope channels:read)
-once per channel and remembered for the process's life. A DM (D…) or an old-style private
-channel (G…) is private without asking; when Slack cannot say (an error, a missing scope,
-an answer without is_private), the channel counts as private: fail closed.
+and remembered for REMEMBER_S (a channel made private counts as private within that time).
+A DM (D…) or an old-style private channel (G…) is private without asking; when Slack cannot
+say (an error, a missing scope, an answer without is_private), the channel counts as
+private: fail closed.
 """
 
 from __future__ import annotations
 
 import logging
+import time
 from typing import TYPE_CHECKING
 
 from bot.slack import delivery
@@ -24,14 +26,16 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+REMEMBER_S = 300.0
+
 
 async def is_public(services: Services, channel: str) -> bool:
     """Whether ``channel`` is a public channel (everyone in the workspace may read it)."""
     if not channel.startswith("C"):
         return False  # D… (DMs), G… (private channels, group DMs), anything else
     known = services.public_channels.get(channel)
-    if known is not None:
-        return known
+    if known is not None and time.monotonic() - known[1] < REMEMBER_S:
+        return known[0]
     try:
         response = await services.client.conversations_info(channel=channel)
     except delivery.SLACK_ERRORS as exc:
@@ -44,5 +48,5 @@ async def is_public(services: Services, channel: str) -> bool:
         and not info.get("is_im")
         and not info.get("is_mpim")
     )
-    services.public_channels[channel] = public
+    services.public_channels[channel] = (public, time.monotonic())
     return public

@@ -50,8 +50,9 @@ class Services:
     capabilities: Capabilities = field(default_factory=Capabilities)
     turns: RunningTurns = field(default_factory=RunningTurns)
     workspace: dict[str, str] = field(default_factory=dict)  # what auth.test said, cached
-    # channel → whether it is public (bot.slack.privacy), as conversations.info said
-    public_channels: dict[str, bool] = field(default_factory=dict)
+    # channel → (whether it is public, when asked: time.monotonic()), as conversations.info
+    # said (bot.slack.privacy)
+    public_channels: dict[str, tuple[bool, float]] = field(default_factory=dict)
 
     @classmethod
     def create(
