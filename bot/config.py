@@ -102,6 +102,10 @@ class ConnectionTarget(BaseModel):
         return f"{self.user}@{self.host}:{self.port}/{self.schema_name or ''}"
 
 
+_ROLE_NAME = re.compile(r"^[A-Za-z0-9_.$-]{1,128}$")
+_SLACK_ID = re.compile(r"^[UWS][A-Z0-9]{2,}$")
+
+
 class DatabaseConfig(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -119,6 +123,19 @@ class DatabaseConfig(BaseModel):
     masked_columns: list[str] = Field(default_factory=list)
     unmasked_for: list[str] = Field(default_factory=list)
     channels: list[str] | None = None
+    # [databases.access]: Slack user ID, user-group ID or "*" -> the database role each
+    # statement a person causes runs under (SET ROLE); people it does not name are refused.
+    access: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("access")
+    @classmethod
+    def _roles_are_names(cls, value: dict[str, str]) -> dict[str, str]:
+        for who, role in value.items():
+            if not _ROLE_NAME.match(role):
+                raise ValueError(f"role for {who} must be letters, digits, '_', '-' or '.'")
+            if who != "*" and not _SLACK_ID.match(who):
+                raise ValueError(f'{who} is not a Slack user or user-group ID (or "*")')
+        return value
 
     @field_validator("name")
     @classmethod

@@ -65,6 +65,7 @@ from bot.agent.turns import ToolCall
 from bot.agent.undo import UNDO, undo_card
 from bot.config import Environment, Mode, Settings
 from bot.db.images import TableImage
+from bot.db.roles import acting_as
 from bot.db.types import DbError
 from bot.db.undo import rows_took_the_change
 from bot.observability import observe
@@ -341,6 +342,7 @@ class Agent:
             impact=change.impact,
             required=self.settings.approvals.required_for(Environment(change.environment)),
             origin=origin,
+            role=change.role,
         )
         await self.state.pending.add(pending.to_json())
         return pending
@@ -709,7 +711,8 @@ class Agent:
             context = self._direct_context(
                 pending.session_id, requester, approver=approver, origin=pending.origin
             )
-            result = await self._direct_execute(context, pending.database, pending.sql)
+            with acting_as(pending.role or None):  # the role its card showed
+                result = await self._direct_execute(context, pending.database, pending.sql)
             content = ""
             if isinstance(result, ApprovalRequired):  # the grant did not match: fail closed
                 outcome = Failed("Error: the approval did not match the statement; not run")

@@ -324,6 +324,7 @@ class Runner:
             created_at=time.time(),
             reason=approval.reason,
             impact=approval.impact,
+            role=approval.role,
             request_text=last_user_text(self.session.messages),
             required=self.parts.settings.approvals.required_for(Environment(approval.environment)),
         )

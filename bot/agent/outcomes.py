@@ -97,6 +97,8 @@ class PendingApproval:
     # kind "undo": who approved the change it puts back, and when (the card says so first).
     undoes_approver: str = ""
     undoes_approved_at: float = 0.0
+    # The database role it runs under ([databases.access]); "" without an access map.
+    role: str = ""
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)

@@ -15,11 +15,11 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from bot.check.database import database_lines
 from bot.check.lines import Line, Mark, failed, passed, warning
 from bot.check.mcp import mcp_lines
 from bot.check.model import model_line
 from bot.check.redis import redis_lines
+from bot.check.roles import database_and_role_lines
 from bot.check.slack import manifest_scopes, read_manifest, slack_lines
 from bot.config import ConfigError, Settings, load_settings
 
@@ -106,7 +106,7 @@ def state_line(settings: Settings) -> Line:
 
 async def run_checks(settings: Settings) -> list[Line]:
     """Every check, in a fixed order, run concurrently where they do not depend on each other."""
-    database_checks = [database_lines(db, settings.limits) for db in settings.databases]
+    database_checks = [database_and_role_lines(db, settings.limits) for db in settings.databases]
     results = await asyncio.gather(*database_checks, model_line(settings), slack_lines(settings))
     lines = [configuration_line(settings), *await state_lines(settings)]
     if not settings.databases:

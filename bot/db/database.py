@@ -15,8 +15,16 @@ from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontext
 from bot.config import DatabaseConfig, Limits
 from bot.db import catalog
 from bot.db.pool import ConnectionPool
-from bot.db.session import RawResult, Session, open_session
-from bot.db.types import DbError, Execution, ResultSet, StatementOutcome, Unreachable
+from bot.db.roles import current_role
+from bot.db.session import NoRole, RawResult, Role, Session, open_session
+from bot.db.types import (
+    DbError,
+    Execution,
+    MissingPrivilege,
+    ResultSet,
+    StatementOutcome,
+    Unreachable,
+)
 from bot.sql.lexical import statement_text
 
 log = logging.getLogger(__name__)
@@ -63,7 +71,12 @@ class Database:
             if use_replica:
                 opened = self._read_session(timeout)
             else:
-                opened = open_session(self._primary_pool(), read_only=read_only, timeout_s=timeout)
+                opened = open_session(
+                    self._primary_pool(),
+                    read_only=read_only,
+                    timeout_s=timeout,
+                    role=self.role(),
+                )
             async with opened if read_only else self._writing(opened) as session:
                 if use_replica and session.pool is not self._replica:
                     note = self.replica_note()
@@ -77,6 +90,10 @@ class Database:
             where = ""
             if failed_at is not None and len(texts) > 1:
                 where = f"statement {failed_at} of {len(texts)} failed: "
+            if isinstance(exc, MissingPrivilege):
+                raise MissingPrivilege(
+                    where + exc.message, tuple(outcomes), code=exc.code, server=exc.server
+                ) from None
             raise DbError(where + exc.message, tuple(outcomes)) from None
         return Execution(self.config.name, tuple(outcomes), note)
 
@@ -116,7 +133,9 @@ class Database:
         """A read-only session on the primary, where approved writes run: what a write will
         reach and touch is read there, never on a lagging replica."""
         timeout = self.limits.statement_timeout_s if timeout_s is None else timeout_s
-        return open_session(self._primary_pool(), read_only=True, timeout_s=timeout)
+        return open_session(
+            self._primary_pool(), read_only=True, timeout_s=timeout, role=self.role()
+        )
 
     def catalog_reads(self) -> AbstractAsyncContextManager[Session]:
         """A read-only session where reads go (the replica when `read_url` is set)."""
@@ -130,7 +149,9 @@ class Database:
     def write_session(self) -> AbstractAsyncContextManager[Session]:
         """A fresh connection on the primary for one approved change (bot.db.bounded)."""
         timeout = self.limits.statement_timeout_s
-        return self._writing(open_session(self._primary_pool(), read_only=False, timeout_s=timeout))
+        return self._writing(
+            open_session(self._primary_pool(), read_only=False, timeout_s=timeout, role=self.role())
+        )
 
     @asynccontextmanager
     async def _writing(
@@ -146,7 +167,9 @@ class Database:
     def primary_read_session(self) -> AbstractAsyncContextManager[Session]:
         """A read-only session on the primary: current rows, never a lagging replica's."""
         timeout = self.limits.statement_timeout_s
-        return open_session(self._primary_pool(), read_only=True, timeout_s=timeout)
+        return open_session(
+            self._primary_pool(), read_only=True, timeout_s=timeout, role=self.role()
+        )
 
     def _catalog_session(self) -> AbstractAsyncContextManager[Session]:
         return self._read_session(self.limits.statement_timeout_s)
@@ -159,14 +182,19 @@ class Database:
             pool = self._reads()
             try:
                 session = await stack.enter_async_context(
-                    open_session(pool, read_only=True, timeout_s=timeout_s)
+                    open_session(pool, read_only=True, timeout_s=timeout_s, role=self.role())
                 )
             except Unreachable as exc:
                 if pool is self._primary_pool():
                     raise
                 self._replica_lost(exc.message)
                 session = await stack.enter_async_context(
-                    open_session(self._primary_pool(), read_only=True, timeout_s=timeout_s)
+                    open_session(
+                        self._primary_pool(),
+                        read_only=True,
+                        timeout_s=timeout_s,
+                        role=self.role(),
+                    )
                 )
             else:
                 if pool is not self._primary and self._replica_down is not None:
@@ -209,9 +237,21 @@ class Database:
                 self._replica_down = None
         return primary, replica
 
+    def role(self) -> Role:
+        """The role sessions start with: the acting person's (bot.db.roles) when the database
+        has an access map, SET ROLE NONE outside a person's call; None without a map."""
+        if not self.config.access:
+            return None
+        return current_role() or NoRole()
+
     def _primary_pool(self) -> ConnectionPool:
         if self._primary is None:
-            self._primary = ConnectionPool(self.config.name, self.config.target, self.limits)
+            self._primary = ConnectionPool(
+                self.config.name,
+                self.config.target,
+                self.limits,
+                schema_after_role=bool(self.config.access),
+            )
         return self._primary
 
     def _reads(self) -> ConnectionPool:
@@ -226,7 +266,10 @@ class Database:
     def _replica_pool(self) -> ConnectionPool:
         if self._replica is None:
             self._replica = ConnectionPool(
-                f"{self.config.name} (replica)", self.config.read_target, self.limits
+                f"{self.config.name} (replica)",
+                self.config.read_target,
+                self.limits,
+                schema_after_role=bool(self.config.access),
             )
         return self._replica
 

@@ -18,6 +18,7 @@ from dataclasses import replace
 
 from bot.db.database import Database
 from bot.db.impact_types import Impact, StatementImpact
+from bot.db.roles import current_role
 from bot.db.types import DbError, ResultSet
 from bot.sql.masking import MASK, Masker, MaskPlan, MaskRules, SchemaFacts, TableFacts
 
@@ -31,18 +32,24 @@ class MaskedResult(DbError):
     """A result that cannot be masked as planned (its width is not what was traced)."""
 
 
-_maskers: weakref.WeakKeyDictionary[Database, tuple[float, Masker]] = weakref.WeakKeyDictionary()
+# Per database and role: a role sees only the part of the catalog it may read.
+_maskers: weakref.WeakKeyDictionary[Database, dict[str | None, tuple[float, Masker]]] = (
+    weakref.WeakKeyDictionary()
+)
 _locks: weakref.WeakKeyDictionary[Database, asyncio.Lock] = weakref.WeakKeyDictionary()
 
 
 async def masker(db: Database, *, max_age_s: float = FACTS_TTL_S) -> Masker:
-    """The masker of `db`'s current schema snapshot and configured rules."""
-    cached = _maskers.get(db)
+    """The masker of `db`'s current schema snapshot (as the acting role sees it) and
+    configured rules."""
+    by_role = _maskers.setdefault(db, {})
+    role = current_role()
+    cached = by_role.get(role)
     if cached is not None and time.monotonic() - cached[0] < max_age_s:
         return cached[1]
     lock = _locks.setdefault(db, asyncio.Lock())
     async with lock:
-        cached = _maskers.get(db)
+        cached = by_role.get(role)
         if cached is not None and time.monotonic() - cached[0] < max_age_s:
             return cached[1]
         facts, columns = await _read_facts(db)
@@ -51,7 +58,7 @@ async def masker(db: Database, *, max_age_s: float = FACTS_TTL_S) -> Masker:
             built = await asyncio.to_thread(Masker, facts, rules)
         else:
             built = Masker(facts, rules)
-        _maskers[db] = (time.monotonic(), built)
+        by_role[role] = (time.monotonic(), built)
         return built
 
 

@@ -33,9 +33,19 @@ _PING_AFTER_IDLE_S = 30.0
 class ConnectionPool:
     """Up to `limits.pool_size` connections to one server; no connection is opened before use."""
 
-    def __init__(self, database_name: str, target: ConnectionTarget, limits: Limits) -> None:
+    def __init__(
+        self,
+        database_name: str,
+        target: ConnectionTarget,
+        limits: Limits,
+        *,
+        schema_after_role: bool = False,
+    ) -> None:
         self.database_name = database_name
         self.target = target
+        # A login holding only roles may not open its schema before SET ROLE: connections
+        # open with no default schema, and each session USEs it after its SET ROLE.
+        self.schema_after_role = schema_after_role
         self.limits = limits
         self.is_mariadb = True  # corrected by the first connection's handshake
         self._slots = asyncio.Semaphore(limits.pool_size)
@@ -113,7 +123,7 @@ class ConnectionPool:
             port=target.port,
             user=target.user,
             password=target.password.get_secret_value(),
-            database=target.schema_name,
+            database=None if self.schema_after_role else target.schema_name,
             charset="utf8mb4",
             autocommit=True,
             connect_timeout=timeout_s,

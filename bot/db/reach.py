@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bot.db.roles import role_visibility
 from bot.db.types import DbError
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
 from bot.sql.routines import classify_routine_body
@@ -548,8 +549,14 @@ async def _read(database: Database, schema: str | None, *, programs: bool) -> Se
         keys = await session.fetch(_FOREIGN_KEYS, (schema,), limit=_MAX_OBJECTS)
         privilege = await session.fetch(_TRIGGER_PRIVILEGE, (schema,), limit=1)
         global_privilege = await session.fetch(_GLOBAL_TABLE_PRIVILEGE, limit=1)
-    triggers_visible = bool(privilege.rows and int(privilege.rows[0][0] or 0) > 0)
-    keys_visible = bool(global_privilege.rows and int(global_privilege.rows[0][0] or 0) > 0)
+        triggers_visible = bool(privilege.rows and int(privilege.rows[0][0] or 0) > 0)
+        keys_visible = bool(global_privilege.rows and int(global_privilege.rows[0][0] or 0) > 0)
+        if isinstance(session.role, str) and not (triggers_visible and keys_visible):
+            by_role = await role_visibility(session, schema)  # a role's grants: SHOW GRANTS
+            triggers_visible, keys_visible = (
+                triggers_visible or by_role[0],
+                keys_visible or by_role[1],
+            )
     if routines.truncated or triggers.truncated or keys.truncated:
         raise ReachError(f"more than {_MAX_OBJECTS:,} routines, triggers or foreign keys")
     # Classifying bodies is CPU work of unbounded size: off the event loop.

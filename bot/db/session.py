@@ -43,9 +43,10 @@ from bot.db.driver import (
     server_status,
     unbuffered_cursor,
 )
+from bot.db.names import quote_identifier
 from bot.db.pool import ConnectionPool, error_code, server_message
 from bot.db.rows import next_packet_is_here, read_rows
-from bot.db.types import DbError, ResultSet
+from bot.db.types import DbError, MissingPrivilege, ResultSet
 from bot.observability import observe
 
 # Server status flags (protocol): in a transaction, and that transaction is READ ONLY.
@@ -88,11 +89,25 @@ class RawResult:
         )
 
 
+class NoRole:
+    """SET ROLE NONE: a session of a database with an access map, outside any person's call."""
+
+
+Role = str | NoRole | None  # None: the database has no access map; no SET ROLE at all
+
+
 class Session:
     def __init__(
-        self, pool: ConnectionPool, connection: Connection, *, read_only: bool, timeout_s: float
+        self,
+        pool: ConnectionPool,
+        connection: Connection,
+        *,
+        read_only: bool,
+        timeout_s: float,
+        role: Role = None,
     ) -> None:
         self.pool = pool
+        self.role = role
         self.read_only = read_only
         self.timeout_s = timeout_s
         self.broken = False  # the connection must not go back to the pool
@@ -106,8 +121,26 @@ class Session:
         if self.read_only:
             await self._admin("SET SESSION TRANSACTION READ ONLY")
         await self._admin(self._server_timeout_sql())
+        if self.role is not None:
+            await self._set_role(self.role)
         if self.read_only:
             await self._admin("START TRANSACTION READ ONLY")
+
+    async def _set_role(self, role: str | NoRole) -> None:
+        """`SET ROLE` for the person a call acts for (bot.db.roles); refused by the server
+        when the login was not granted the role, and then nothing runs."""
+        sql = "SET ROLE NONE" if isinstance(role, NoRole) else f"SET ROLE {quote_identifier(role)}"
+        try:
+            await self._admin(sql)
+        except DbError as exc:
+            name = "NONE" if isinstance(role, NoRole) else role
+            raise DbError(
+                f"cannot SET ROLE {name} on {self.pool.database_name}: {exc.message} "
+                "(grant the role to the bot's login: GRANT role TO login)"
+            ) from None
+        schema = self.pool.target.schema_name
+        if self.pool.schema_after_role and schema and not isinstance(role, NoRole):
+            await self._admin(f"USE {quote_identifier(schema)}")
 
     async def finish(self) -> None:
         if self._unread is not None:
@@ -282,16 +315,19 @@ class Session:
         if code in _CONNECTION_LOST or code is None or code < 1000:
             return DbError(f"lost the connection to {self.pool.database_name} ({message})")
         flavour = "MariaDB" if self.pool.is_mariadb else "MySQL"
+        if code in MissingPrivilege.CODES:
+            return MissingPrivilege(f"{flavour} error {code}: {message}", code=code, server=message)
         return DbError(f"{flavour} error {code}: {message}")
 
 
 @asynccontextmanager
 async def open_session(
-    pool: ConnectionPool, *, read_only: bool, timeout_s: float
+    pool: ConnectionPool, *, read_only: bool, timeout_s: float, role: Role = None
 ) -> AsyncIterator[Session]:
-    """Hold one connection for a run; it returns to the pool only after a clean read-only run."""
+    """Hold one connection for a run; it returns to the pool only after a clean read-only run.
+    With a `role`, the session starts with SET ROLE (NoRole: SET ROLE NONE)."""
     connection = await pool.acquire(fresh=not read_only)
-    session = Session(pool, connection, read_only=read_only, timeout_s=timeout_s)
+    session = Session(pool, connection, read_only=read_only, timeout_s=timeout_s, role=role)
     clean = False
     try:
         await session.begin()

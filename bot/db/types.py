@@ -24,6 +24,25 @@ class Unreachable(DbError):
     """No connection could be opened (nothing ran): another server may take the work."""
 
 
+class MissingPrivilege(DbError):
+    """The server refused a statement for a privilege its account (or role) lacks."""
+
+    # table, column, database access denied; command/routine/proc denied; SUPER-like needed
+    CODES = frozenset({1142, 1143, 1044, 1227, 1370, 1045})
+
+    def __init__(
+        self,
+        message: str,
+        outcomes: tuple[StatementOutcome, ...] = (),
+        *,
+        code: int,
+        server: str,
+    ) -> None:
+        super().__init__(message, outcomes)
+        self.code = code
+        self.server = server
+
+
 class UnknownObject(DbError):
     """An unknown database or table; the message lists the closest names."""
 

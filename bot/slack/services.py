@@ -69,7 +69,7 @@ class Services:
                 groups=[
                     entry
                     for database in settings.databases
-                    for entry in database.unmasked_for
+                    for entry in (*database.unmasked_for, *database.access)
                     if entry.startswith("S")
                 ],
             ),

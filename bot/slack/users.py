@@ -3,9 +3,10 @@
 The time zone feeds `get_current_time`, so "yesterday" means the asker's yesterday. When
 Slack cannot be asked, the person is still served, in UTC.
 
-The user groups the configuration names (`unmasked_for`) are listed too, and the person's
-own among them go with the Requester (checked at most a minute old; a group Slack cannot
-list counts as not holding them: masked values stay masked).
+The user groups the configuration names (`unmasked_for`, `[databases.access]`) are listed
+too, and the person's own among them go with the Requester (checked at most a minute old; a
+group Slack cannot list counts as not holding them: masked values stay masked, a role given
+by that group is not given).
 """
 
 from __future__ import annotations

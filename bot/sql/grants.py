@@ -43,6 +43,24 @@ WRITE_PRIVILEGES = frozenset(
         "EXECUTE",
     }
 )
+# Privileges on tables: held server-wide, any of them shows every foreign key.
+TABLE_PRIVILEGES = frozenset(
+    {
+        "SELECT",
+        "INSERT",
+        "UPDATE",
+        "DELETE",
+        "CREATE",
+        "DROP",
+        "REFERENCES",
+        "INDEX",
+        "ALTER",
+        "CREATE VIEW",
+        "SHOW VIEW",
+        "TRIGGER",
+        "DELETE HISTORY",
+    }
+)
 # Privileges over the whole server that the bot never needs.
 SERVER_PRIVILEGES = frozenset({"ALL", "SUPER", "FILE", "PROCESS", "SHUTDOWN"})
 

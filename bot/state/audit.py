@@ -65,6 +65,7 @@ class AuditLog:
         duration_ms: float | None = None,
         execution_id: str | None = None,
         origin: str | None = None,
+        role: str | None = None,
     ) -> dict[str, Any]:
         observe.statement_recorded(risk, outcome, error)
         now = self._clock()
@@ -85,6 +86,8 @@ class AuditLog:
         }
         if origin:  # not a Slack thread: "mcp:<client name>"
             entry["origin"] = origin
+        if role:  # the database role the statement ran under ([databases.access])
+            entry["role"] = role
         try:
             await self._table.append(now, entry)
         finally:

@@ -32,6 +32,7 @@ from bot.db.bounded import (
 from bot.db.counting import beyond, may_update
 from bot.db.database import Database
 from bot.db.reach import ServerReach
+from bot.db.roles import current_role
 from bot.db.types import DbError, Execution
 from bot.sql.risk import Classification, Risk, classify
 from bot.sql.undo import plan_row_change
@@ -82,6 +83,7 @@ class CallAudit:
             duration_ms=duration_ms,
             execution_id=execution_id,
             origin=context.origin or None,
+            role=current_role(),
         )
 
 

@@ -75,6 +75,7 @@ class ApprovalRequired:
     sql: str
     reason: str
     impact: Impact | None = None  # measured on the server before the card is posted
+    role: str = ""  # the requester's database role it will run under ([databases.access])
 
 
 @dataclass(frozen=True, slots=True)

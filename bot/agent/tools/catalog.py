@@ -13,10 +13,9 @@ from bot.agent.tools.base import (
     ToolContext,
     ToolReply,
     dumps,
-    error,
     table,
 )
-from bot.agent.tools.protection import place_refusal
+from bot.agent.tools.protection import for_person
 from bot.db.types import DbError
 
 DATABASE = Field(description="Name of a configured database, as list_databases shows it.")
@@ -61,20 +60,16 @@ async def list_databases(context: ToolContext, _: NoParameters) -> ToolReply:
     )
 
 
+@for_person
 async def list_tables(context: ToolContext, args: DatabaseParameters) -> ToolReply:
     db = context.databases.get(args.database)
-    place = place_refusal(db.config, context.session_id)
-    if place is not None:
-        return error(place)
     result = await db.list_tables()
     return ToolReply(dumps(table(result)))
 
 
+@for_person
 async def get_columns(context: ToolContext, args: TableParameters) -> ToolReply:
     db = context.databases.get(args.database)
-    place = place_refusal(db.config, context.session_id)
-    if place is not None:
-        return error(place)
     columns, indexes = await db.get_columns(args.table)
     return ToolReply(dumps({"columns": table(columns), "indexes": table(indexes)}))
 

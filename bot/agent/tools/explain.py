@@ -17,7 +17,7 @@ from bot.agent.tools.base import (
     dumps,
     error,
 )
-from bot.agent.tools.protection import place_refusal, protection
+from bot.agent.tools.protection import for_person, protection
 from bot.db.reach import ReachError, look_up
 from bot.guard import Refused, Run, decide
 
@@ -30,11 +30,9 @@ class ExplainParameters(Parameters):
     sql: str = Field(description="One read-only statement (a SELECT), without EXPLAIN.")
 
 
+@for_person
 async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolReply:
     db = context.databases.get(args.database)
-    place = place_refusal(db.config, context.session_id)
-    if place is not None:
-        return error(place)
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification

@@ -2,6 +2,9 @@
 groups), so every entry point that runs the tools gets it: Slack, the console, MCP.
 
 - `channels`: a database configured with channels is used only in them.
+- `[databases.access]`: the person's database role; everything the call causes runs under
+  it (`for_person` sets it for the data layer, bot.db.roles); people it does not name are
+  refused, and a refusal by the server for a missing privilege is told in words.
 - Masked columns: each statement is judged (bot.sql.masking) before it runs, and every
   result is masked before it leaves the data layer's hands (rows for the model and the
   person, charts and CSV built from them, a change's preview on its card, server errors).
@@ -11,15 +14,20 @@ groups), so every entry point that runs the tools gets it: Slack, the console, M
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import functools
+import re
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
+from typing import Protocol, TypeVar
 
 from bot.agent.outcomes import Requester
+from bot.agent.tools.base import ToolContext, ToolReply, error
 from bot.config import DatabaseConfig
 from bot.db.database import Database
 from bot.db.impact_types import Impact
 from bot.db.masking import mask_impact, mask_result, masker, redact_error
-from bot.db.types import Execution, ResultSet
+from bot.db.roles import acting_as, current_role
+from bot.db.types import Execution, MissingPrivilege, ResultSet
 from bot.sql.masking import Masker, MaskPlan, Refusal
 from bot.sql.risk import Statement
 
@@ -43,6 +51,63 @@ def place_refusal(config: DatabaseConfig, session_id: str) -> str | None:
     return (
         f"Blocked: {config.name} may be used only in {where} (its `channels` setting): "
         "results are posted where the question was asked. Ask there."
+    )
+
+
+class NoAccess(Exception):
+    """The person has no role on a database with an access map."""
+
+
+def role_for(config: DatabaseConfig, requester: Requester) -> str | None:
+    """The person's role on `config`'s database: by user ID, then by user group (in the
+    map's order), then "*"; None without an access map; NoAccess when it names neither."""
+    if not config.access:
+        return None
+    if requester.user_id in config.access:
+        return config.access[requester.user_id]
+    groups = set(requester.groups)
+    for who, role in config.access.items():
+        if who in groups:
+            return role
+    if "*" in config.access:
+        return config.access["*"]
+    raise NoAccess(
+        f"Blocked: you have no database role on {config.name}: its [databases.access] names "
+        "neither you nor a user group of yours. Ask whoever runs dbagent to add you."
+    )
+
+
+_DENIED = re.compile(
+    r"(?P<command>[A-Z ]+?) command denied to user \S+ for "
+    r"(?:column '(?P<column>[^']+)' in )?table (?P<table>.+?)\s*$"
+)
+_DATABASE = re.compile(r"to database '(?P<schema>[^']+)'")
+
+
+def privilege_message(exc: MissingPrivilege, database: str, schema: str | None = None) -> str:
+    """The server's refusal for a missing privilege, in words naming what is missing and
+    who can grant it."""
+    role = current_role()
+    holder = f"your database role {role}" if role else "the bot's database account"
+    grantee = role or "the bot's account"
+    denied = _DENIED.search(exc.server)
+    if denied is not None:
+        command, column = denied["command"].strip(), denied["column"]
+        table = denied["table"]
+        if "`" not in table:  # 'customers': the table of the database's own schema
+            bare = table.strip("'")
+            table = f"`{schema}`.`{bare}`" if schema else f"`{bare}`"
+        what = f"{command} ({column}) ON {table}" if column else f"{command} ON {table}"
+        missing = f"{command} on column {column} of {table}" if column else f"{command} on {table}"
+    else:
+        named = _DATABASE.search(exc.server)
+        target = f"`{named['schema']}`.*" if named else f"`{schema}`.*" if schema else "…"
+        what, missing = f"… ON {target}", f"access to {target}"
+    return (
+        f"Blocked: {holder} may not do this on {database}: it lacks {missing} "
+        f"(the server said: {exc.server}). A database administrator (an account with GRANT "
+        f"OPTION there) can grant it: GRANT {what} TO {grantee}; or you can be mapped to a "
+        "role that has it in [databases.access]."
     )
 
 
@@ -140,3 +205,41 @@ async def protection(db: Database, requester: Requester) -> Protection:
         return Protection(None)
     found = await masker(db)
     return Protection(found if found.active else None)
+
+
+class _OnDatabase(Protocol):
+    @property
+    def database(self) -> str: ...
+
+
+A = TypeVar("A", bound=_OnDatabase)
+Out = TypeVar("Out")
+
+
+def for_person(
+    handler: Callable[[ToolContext, A], Awaitable[Out]],
+) -> Callable[[ToolContext, A], Awaitable[Out | ToolReply]]:
+    """A tool handler run for the person the call acts for: refused outside the database's
+    `channels` and without a role in its access map; else run under that role."""
+
+    @functools.wraps(handler)
+    async def run(context: ToolContext, args: A) -> Out | ToolReply:
+        config = context.databases.get(args.database).config
+        place = place_refusal(config, context.session_id)
+        if place is not None:
+            return error(place)
+        try:
+            role = role_for(config, context.requester)
+        except NoAccess as refused:
+            role = None
+            if context.approver is None or current_role() is None:
+                return error(str(refused))
+        if context.approver is not None and current_role() is not None:
+            role = current_role()  # an approved change runs under the role its card showed
+        with acting_as(role):
+            try:
+                return await handler(context, args)
+            except MissingPrivilege as exc:
+                return error(privilege_message(exc, config.name, config.schema_name))
+
+    return run

@@ -30,8 +30,9 @@ from bot.agent.tools.base import (
 from bot.agent.tools.chart import ChartSpec, chart_problem
 from bot.agent.tools.protection import (
     Protection,
+    for_person,
     note,
-    place_refusal,
+    privilege_message,
     protection,
 )
 from bot.config import Approvals
@@ -39,11 +40,18 @@ from bot.db.impact import measure
 from bot.db.impact_types import Impact
 from bot.db.masking import UNDO_MASKED, MaskedResult
 from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
-from bot.db.types import DbError, Execution
+from bot.db.roles import current_role
+from bot.db.types import DbError, Execution, MissingPrivilege
 from bot.guard import NeedsApproval, Refused, decide
 from bot.observability import observe
 from bot.sql.masking import MaskPlan
 from bot.sql.risk import Classification
+from bot.sql.roles import switches_role
+
+ROLE_SWITCH = (
+    "Blocked: SET ROLE is refused: each statement runs under the database role of the "
+    "person who asked ([databases.access]); it cannot be switched."
+)
 
 
 class QueryParameters(Parameters):
@@ -171,17 +179,21 @@ def _masked_reply(
     return reply(masked, line)  # type: ignore[no-any-return]
 
 
+@for_person
 async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutcome:
     db = context.databases.get(args.database)
     limits = context.settings.limits
     wanted = args.limit or limits.default_rows
     limit = min(wanted, limits.max_rows)
-    place = place_refusal(db.config, context.session_id)
-    if place is not None:
-        return ToolReply(place, summary=place)
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification
+    if switches_role(args.sql):
+        text = ROLE_SWITCH
+        await CallAudit(context, args.database, db.config.environment.value)(
+            risk=classification.risk.value, sql=args.sql, outcome="refused", error=text
+        )
+        return ToolReply(text, summary=text)
     writes = not classification.is_read_only
     try:
         # What the server held a moment ago (and not since a write of ours, which may have
@@ -231,7 +243,13 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             return ToolReply(refusal, summary=refusal)
         await audit(risk=risk, sql=args.sql, outcome="awaiting_approval")
         return ApprovalRequired(
-            args.database, environment, risk, args.sql, decision.reason, impact=impact
+            args.database,
+            environment,
+            risk,
+            args.sql,
+            decision.reason,
+            impact=impact,
+            role=current_role() or "",
         )
 
     capped_at = limits.max_rows if wanted > limit else None
@@ -271,8 +289,10 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         at = min(len(exc.outcomes), len(statements) - 1)
         failed = classification.statements[at]
         message = protect.error(exc.message)
+        if isinstance(exc, MissingPrivilege):
+            message = privilege_message(exc, args.database, db.config.schema_name)
         await audit(risk=failed.risk.value, sql=statements[at], outcome="error", error=message)
-        text = f"Error: {message}"
+        text = message if message.startswith("Blocked:") else f"Error: {message}"
         if exc.outcomes:
             text += f" (the first {_plural(len(exc.outcomes), 'statement')} did run)"
         return ToolReply(text, summary=text)

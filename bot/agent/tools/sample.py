@@ -15,7 +15,7 @@ from bot.agent.tools.base import (
     error,
     table,
 )
-from bot.agent.tools.protection import note, place_refusal, protection
+from bot.agent.tools.protection import for_person, note, protection
 from bot.db.masking import MaskedResult
 
 
@@ -27,14 +27,12 @@ class SampleParameters(Parameters):
     )
 
 
+@for_person
 async def get_sample_data(context: ToolContext, args: SampleParameters) -> ToolReply:
     limits = context.settings.limits
     wanted = args.limit or limits.default_sample_rows
     limit = min(wanted, limits.max_sample_rows)
     db = context.databases.get(args.database)
-    place = place_refusal(db.config, context.session_id)
-    if place is not None:
-        return error(place)
     protect = await protection(db, context.requester)
     plan = protect.table(args.table)
     if isinstance(plan, str):

@@ -63,6 +63,12 @@ def _facts(pending: PendingApproval) -> Block:
             },
             {"type": "mrkdwn", "text": f"*Risk*\n{mrkdwn.escape(pending.risk)}"},
             {"type": "mrkdwn", "text": f"*Requested by*\n{requested_by(pending)}"},
+            # The database role the change runs under ([databases.access]).
+            *(
+                [{"type": "mrkdwn", "text": f"*Runs as role*\n`{mrkdwn.escape(pending.role)}`"}]
+                if pending.role
+                else []
+            ),
         ],
     }
 
