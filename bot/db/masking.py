@@ -20,7 +20,15 @@ from bot.db.database import Database
 from bot.db.impact_types import Impact, StatementImpact
 from bot.db.roles import current_role
 from bot.db.types import DbError, ResultSet
-from bot.sql.masking import MASK, Masker, MaskPlan, MaskRules, SchemaFacts, TableFacts
+from bot.sql.masking import (
+    COMMENT_MARKER,
+    MASK,
+    Masker,
+    MaskPlan,
+    MaskRules,
+    SchemaFacts,
+    TableFacts,
+)
 
 FACTS_TTL_S = 5.0
 MAX_COLUMNS = 200_000
@@ -70,6 +78,16 @@ async def _read_facts(db: Database) -> tuple[SchemaFacts, int]:
             schema = str(raw.rows[0][0]) if raw.rows and raw.rows[0][0] else ""
         schemas = [schema, *db.config.read_schemas]
         marks = ", ".join(["%s"] * len(schemas))
+        if not db.config.masked_columns:
+            # Without globs only a comment can mask: when none does, nothing more is read.
+            marked = await session.fetch(
+                "SELECT COUNT(*) FROM information_schema.COLUMNS"
+                f" WHERE TABLE_SCHEMA IN ({marks}) AND COLUMN_COMMENT LIKE %s",
+                (*schemas, f"%{COMMENT_MARKER}%"),
+                limit=1,
+            )
+            if not marked.rows or not int(marked.rows[0][0] or 0):
+                return SchemaFacts(schema), 0
         columns = await session.fetch(
             "SELECT TABLE_SCHEMA, TABLE_NAME, COLUMN_NAME, COLUMN_COMMENT"
             f" FROM information_schema.COLUMNS WHERE TABLE_SCHEMA IN ({marks})"
