@@ -12,7 +12,8 @@ For each scope the taint of every output column is the set of masked base column
 of its expression reads: a column of a base table (masked or not), of a view (its
 definition traced the same way), of a CTE or derived table (that scope's output), or of a
 subquery in the select list (all of its outputs). Any expression over a masked column is
-masked in full: functions, CASE, CAST, aggregates and window functions alike.
+masked in full: functions, CASE, CAST, aggregates and window functions alike. A masked
+value assigned to a user variable (`@v := email`) is refused: a later statement could read it.
 
 A masked value anywhere else would let its content be inferred from the rows returned, so a
 taint found in WHERE, JOIN … ON/USING, GROUP BY, HAVING, ORDER BY (the LIMIT-probing form
@@ -220,6 +221,10 @@ class _Walker:
                 continue
             if join_using and isinstance(current, exp.Identifier):
                 found |= self._using(current, scope)
+                continue
+            if isinstance(current, exp.PropertyEQ):  # @v := value: kept for later statements
+                if self._taint(current.expression, scope, aliases):
+                    raise Untraceable("@variable := would keep a masked value unmasked")
                 continue
             if isinstance(current, exp.Window):
                 for part in (current.args.get("partition_by") or [], [current.args.get("order")]):

@@ -143,6 +143,22 @@ REFUSED = [
         "named window",
     ),
     ("SELECT email INTO @x FROM customers", "INTO", "SELECT … INTO @var"),
+    ("SELECT id, @x := email FROM customers", "@variable", "assigning it to a variable"),
+    ("SELECT id FROM customers HAVING email LIKE 'a%'", "HAVING", "HAVING without GROUP BY"),
+    ("SELECT id FROM customers ORDER BY FIELD(email, 'a')", "ORDER BY", "ORDER BY a function"),
+    ("SELECT * FROM customers NATURAL JOIN customers c2", "JOIN", "a NATURAL join"),
+    ("SELECT id FROM customers WHERE ROW(id, email) = ROW(1, 'x')", "WHERE", "a row compare"),
+    (
+        "WITH RECURSIVE r AS (SELECT email e FROM customers UNION ALL "
+        "SELECT e FROM r WHERE e < 'm') SELECT COUNT(*) FROM r",
+        "",
+        "a recursive CTE",
+    ),
+    (
+        "SELECT id FROM customers c JOIN LATERAL (SELECT c.email AS e) x ON x.e = 'a'",
+        "",
+        "LATERAL",
+    ),
     ("SELECT DISTINCT email FROM customers", "DISTINCT", "distinct counts values"),
     ("SELECT email FROM customers UNION SELECT email FROM customers", "UNION", "UNION dedups"),
     (
