@@ -41,7 +41,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bot.db.roles import role_visibility
+from bot.db.roles import current_role, role_visibility
 from bot.db.types import DbError
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
 from bot.sql.routines import classify_routine_body
@@ -495,7 +495,9 @@ class _Cached:
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-_cache: weakref.WeakKeyDictionary[Database, _Cached] = weakref.WeakKeyDictionary()
+# Per database and acting role ([databases.access]): information_schema shows a role only
+# what it may access, so one role's snapshot is not another's.
+_cache: weakref.WeakKeyDictionary[Database, dict[str | None, _Cached]] = weakref.WeakKeyDictionary()
 
 
 async def look_up(
@@ -508,7 +510,7 @@ async def look_up(
     """What the server says about `database`'s schema: its case rule and views, and with
     `programs` also its routines, triggers and cascading foreign keys (writes need them).
     Raises ReachError when the server cannot be asked."""
-    cached = _cache.setdefault(database, _Cached())
+    cached = _cache.setdefault(database, {}).setdefault(current_role(), _Cached())
     async with cached.lock:
         known = cached.snapshot
         if (
