@@ -265,3 +265,39 @@ def test_a_statement_naming_no_sensitive_table_needs_no_lineage() -> None:
     assert isinstance(plan, MaskPlan) and plan.positions == {1}
     assert isinstance(masker.plan("SELECT id FROM orders WHERE note = '[masked]'", orders), Refusal)
     assert isinstance(masker.plan("SELECT /*! note */ FROM orders", orders), Refusal)
+
+
+# Ordinary reads over a table holding a masked column: none is refused (false refusals: 0).
+BENIGN = [
+    "SELECT id FROM customers LIMIT 10 OFFSET 5",
+    "SELECT id FROM customers LIMIT 5, 10",
+    "SELECT name FROM customers WHERE id BETWEEN 1 AND 5",
+    "SELECT IFNULL(name, 'x') FROM customers",
+    "SELECT name FROM customers FORCE INDEX (PRIMARY)",
+    "SELECT SQL_CALC_FOUND_ROWS name FROM customers",
+    "SELECT c.name, o.total FROM customers c LEFT JOIN orders o ON o.customer_id = c.id",
+    "SELECT COUNT(DISTINCT name) FROM customers",
+    "SELECT name, email FROM customers ORDER BY name",
+    "SELECT name FROM customers WHERE name REGEXP '^A'",
+    "SELECT CONVERT(name USING utf8mb4) FROM customers",
+    "SELECT name COLLATE utf8mb4_bin FROM customers",
+    "SELECT JSON_VALUE(notes, '$.a') FROM customers",
+    "SELECT GROUP_CONCAT(name ORDER BY id SEPARATOR ',') FROM customers",
+    "SELECT id, email FROM customers WHERE id IN (1, 2, 3)",
+    "SELECT c.*, o.* FROM customers c JOIN orders o ON o.customer_id = c.id",
+    "SELECT name AS `Full Name` FROM customers",
+    "SELECT HIGH_PRIORITY name FROM customers",
+    "SELECT STRAIGHT_JOIN c.id FROM customers c JOIN orders o ON o.customer_id = c.id",
+    "SELECT name FROM customers WHERE MATCH(notes) AGAINST ('x')",
+    "SELECT id FROM customers c WHERE NOT EXISTS "
+    "(SELECT 1 FROM orders o WHERE o.customer_id = c.id)",
+    "SELECT name, COUNT(*) FROM customers GROUP BY name WITH ROLLUP",
+    "SELECT name FROM customers c USE INDEX (PRIMARY) WHERE c.id > 2",
+    "SELECT name FROM customers WHERE name LIKE 'a!%' ESCAPE '!'",
+    "SELECT * FROM customers WHERE id = 1 LOCK IN SHARE MODE",
+]
+
+
+@pytest.mark.parametrize("sql", BENIGN)
+def test_ordinary_reads_are_not_refused(sql: str) -> None:
+    assert isinstance(plan_masking(sql, FACTS, RULES), MaskPlan)
