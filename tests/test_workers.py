@@ -8,11 +8,12 @@ import os
 import signal
 import sys
 from pathlib import Path
+from typing import Any
 
 import aiohttp
 
 from tests.fakes.local import free_port
-from tests.fakes.model_server import FakeModelServer, say
+from tests.fakes.model_server import FakeModelServer, Turn, call, calls, say
 from tests.fakes.slack_server import BOT_USER_ID, TEAM_ID, FakeSlack
 from tests.slack.conftest import CHANNEL, signed_headers
 from tests.slack.scrape import scrape
@@ -112,7 +113,7 @@ async def test_metrics_from_any_worker_count_every_worker(
     metrics_dir.mkdir()  # prometheus_client wants it to exist; the workers start it empty
     async with (
         FakeSlack() as slack,
-        FakeModelServer(responder=lambda body: say("Answered by a worker.")) as model,
+        FakeModelServer(responder=query_then_answer) as model,
     ):
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -160,7 +161,11 @@ async def test_metrics_from_any_worker_count_every_worker(
             for _ in range(8):
                 seen = await scrape(base)
                 assert seen.value("dbagent_turns_total", outcome="answer") == len(mentions)
-                assert seen.value("dbagent_model_calls_total", result="ok") == len(mentions)
+                assert seen.value("dbagent_model_calls_total", result="ok") == 2 * len(mentions)
+                tool = {"tool": "execute_query", "outcome": "ok"}
+                assert seen.value("dbagent_tool_calls_total", **tool) == len(mentions)
+                ran = {"risk": "read_only", "decision": "run"}
+                assert seen.value("dbagent_statements_total", **ran) == len(mentions)
                 counted = seen.value("dbagent_slack_calls_total", method="auth.test")
                 assert counted == len(slack.calls_to("auth.test"))
             assert len(list(metrics_dir.glob("counter_*.db"))) == 2  # one file per worker
@@ -168,6 +173,13 @@ async def test_metrics_from_any_worker_count_every_worker(
             process.send_signal(signal.SIGTERM)
             await asyncio.wait_for(process.wait(), 60)
     assert process.returncode == 0
+
+
+def query_then_answer(body: dict[str, Any]) -> Turn:
+    """Each turn: one read through execute_query, then the answer."""
+    if body["messages"][-1]["role"] == "tool":
+        return say("Answered by a worker.")
+    return calls(call("execute_query", {"database": "shop-staging", "sql": "SELECT 1"}))
 
 
 async def serving(base: str) -> bool:
