@@ -326,10 +326,26 @@ async def test_redis_state_is_checked_by_asking_it(redis_url, tmp_path):
     assert state.mark is Mark.FAILED and "DBAGENT_STATE_URL" in state.fix
 
 
-async def test_redis_state_without_a_signing_key_fails_the_check(redis_url, tmp_path):
-    for key in (None, "too-short"):
-        settings = Settings(
-            dbagent_state_url=redis_url, dbagent_state_key=key, dbagent_config=tmp_path / "x.toml"
-        )
-        [signing] = [line for line in await run_checks(settings) if line.subject == "state key"]
-        assert signing.mark is Mark.FAILED and "DBAGENT_STATE_KEY" in signing.fix, key
+# (DBAGENT_STATE_KEY, SLACK_BOT_TOKEN, the check's mark, why)
+SIGNING_KEYS = [
+    (None, None, Mark.FAILED, "nothing to sign the shared store with"),
+    ("too-short", "xoxb-1", Mark.FAILED, "a key of its own shorter than 32 characters"),
+    (None, "xoxb-1", Mark.PASSED, "signed with a key derived from the bot token"),
+    ("k" * 32, None, Mark.PASSED, "signed with a key of its own"),
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "token", "mark", "why"), SIGNING_KEYS, ids=[why for *_, why in SIGNING_KEYS]
+)
+async def test_redis_state_is_checked_for_what_signs_it(redis_url, tmp_path, key, token, mark, why):
+    settings = Settings(
+        dbagent_state_url=redis_url,
+        dbagent_state_key=key,
+        slack_bot_token=token,
+        dbagent_config=tmp_path / "x.toml",
+    )
+    [signing] = [line for line in await run_checks(settings) if line.subject == "state key"]
+    assert signing.mark is mark, why
+    if mark is Mark.FAILED:
+        assert "DBAGENT_STATE_KEY" in signing.fix, why

@@ -79,15 +79,22 @@ def _signing_line(settings: Settings) -> Line:
     from bot.state.seal import KEY_ENV, MIN_KEY_CHARS
 
     key = settings.dbagent_state_key
-    if key is None or len(key.get_secret_value()) < MIN_KEY_CHARS:
-        return failed(
+    fix = (
+        f"set {KEY_ENV} to at least {MIN_KEY_CHARS} random characters (openssl rand -hex "
+        "32), the same on every replica: it signs grants, pending approvals and forwarded "
+        "Stops in Redis"
+    )
+    if key is not None and len(key.get_secret_value()) < MIN_KEY_CHARS:
+        return failed("state key", f"{KEY_ENV} is shorter than {MIN_KEY_CHARS} characters", fix)
+    if key is not None:
+        return passed("state key", "grants, pending approvals and forwarded Stops are signed")
+    if settings.slack_bot_token is not None and settings.slack_bot_token.get_secret_value():
+        return passed(
             "state key",
-            f"{KEY_ENV} is not set, or shorter than {MIN_KEY_CHARS} characters",
-            f"set {KEY_ENV} to at least {MIN_KEY_CHARS} random characters (openssl rand -hex "
-            "32), the same on every replica: it signs grants, pending approvals and forwarded "
-            "Stops in Redis",
+            "grants, pending approvals and forwarded Stops are signed with a key derived from "
+            f"SLACK_BOT_TOKEN (set {KEY_ENV} to rotate it apart from the token)",
         )
-    return passed("state key", "grants, pending approvals and forwarded Stops are signed")
+    return failed("state key", f"neither {KEY_ENV} nor SLACK_BOT_TOKEN is set", fix)
 
 
 def state_line(settings: Settings) -> Line:

@@ -31,7 +31,7 @@ from bot.state.redis_db import DEFAULT_PREFIX, RedisDb
 from bot.state.redis_sessions import RedisSessions
 from bot.state.requests import Requests
 from bot.state.retention import Lifetimes, Pruner, lifetimes
-from bot.state.seal import KEY_ENV, Seal
+from bot.state.seal import KEY_ENV, Seal, state_key
 from bot.state.seen_events import RedisSeenEvents, SeenEvents, SqliteSeenEvents
 from bot.state.sessions import Sessions, SqliteSessions
 from bot.state.sqlite_db import SqliteDb, private_directory
@@ -120,19 +120,18 @@ async def open_state(
     that serves it (`python -m bot audit`); it raises StateError when there is none."""
     directory = Path(settings.dbagent_state_dir)
     kept, limits = lifetimes(settings.retention, settings.limits), settings.limits
-    key = settings.dbagent_state_key
-    seal = Seal(None if key is None else key.get_secret_value())
     if settings.dbagent_state_url:
+        seal = Seal(state_key(settings))
+        if not seal.enabled and not read_only:
+            raise StateError(
+                f"{KEY_ENV} is not set, nor SLACK_BOT_TOKEN to derive it from: with Redis "
+                "state the grants, pending approvals and forwarded Stop clicks are signed "
+                "(at least 32 random characters, openssl rand -hex 32; the same for every "
+                "process of the app)"
+            )
         if not read_only:
             private_directory(directory)  # for the audit journal
         redis_db = await RedisDb.open(settings.dbagent_state_url, prefix=redis_prefix)
-        if not seal.enabled:
-            await redis_db.close()
-            raise StateError(
-                f"{KEY_ENV} is not set: with Redis state the grants, pending approvals and "
-                "forwarded Stop clicks are signed with it (at least 32 random characters, "
-                "openssl rand -hex 32; the same for every process of the app)"
-            )
         return _redis_state(redis_db, directory, kept, limits, clock, seal)
     sqlite_db = await SqliteDb.open(directory, read_only=read_only)
     # The embedded store is a private file of the process (0600): nothing else writes it.

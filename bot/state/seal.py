@@ -7,9 +7,12 @@ and a forwarded Stop carries the id of the person who clicked: anything that can
 bot's Redis could otherwise plant a grant for any SQL, rewrite a card's SQL after it was
 shown, or stop someone else's run in their name. Each record carries ``mac``, computed over
 its kind and its other fields (canonical JSON: sorted keys); a record whose ``mac`` is
-missing or wrong is treated as absent (fail closed) and logged. A Redis state store needs
-the key (at least 32 characters, the same for every process serving one app); the embedded
-store is a private file of one process (0600) and is not signed.
+missing or wrong is treated as absent (fail closed) and logged. A Redis state store is
+always signed: with ``DBAGENT_STATE_KEY`` (at least 32 characters, the same for every
+process serving one app) or, when it is not set, with a key derived from the Slack bot
+token, a secret every process of the app already shares and the store never holds (set the
+key of its own to rotate it apart from the token). The embedded store is a private file of
+one process (0600) and is not signed.
 
 What it cannot stop: a record the attacker saw earlier, put back while it is still valid (a
 grant lives minutes; its expiry is inside the MAC), or a record deleted. So the Redis must
@@ -24,6 +27,7 @@ import json
 import logging
 from typing import Literal
 
+from bot.config import Settings
 from bot.state.codec import Record
 from bot.state.errors import StateError
 
@@ -78,3 +82,16 @@ class Seal:
 
 
 UNSEALED = Seal(None)
+_DERIVED_LABEL = b"dbagent state seal v1"
+
+
+def state_key(settings: Settings) -> str | None:
+    """The key that signs the shared store: ``DBAGENT_STATE_KEY``, else one derived from
+    ``SLACK_BOT_TOKEN`` (HMAC-SHA256 of a fixed label: the token itself is never the key),
+    else None."""
+    if settings.dbagent_state_key is not None:
+        return settings.dbagent_state_key.get_secret_value()
+    if settings.slack_bot_token is not None and settings.slack_bot_token.get_secret_value():
+        token = settings.slack_bot_token.get_secret_value().encode()
+        return hmac.new(token, _DERIVED_LABEL, hashlib.sha256).hexdigest()
+    return None

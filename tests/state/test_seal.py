@@ -9,9 +9,11 @@ import time
 
 import pytest
 
+from bot.config import Settings
+from bot.state import open_state
 from bot.state.errors import StateError
 from bot.state.redis_db import RedisDb
-from bot.state.seal import MAC, Seal
+from bot.state.seal import MAC, Seal, state_key
 from bot.state.stops import FRESH_S, RedisStopRequests
 from tests.waiting import until
 
@@ -84,3 +86,56 @@ async def test_a_forwarded_stop_is_heard_only_as_a_serving_process_sent_it(
         listening.cancel()
         await asyncio.gather(listening, return_exceptions=True)
         await db.close()
+
+
+# (DBAGENT_STATE_KEY, SLACK_BOT_TOKEN, what signs, why)
+KEY_SOURCES = [
+    ("s" * 32, "xoxb-one", "the key", "a key of its own wins over the token"),
+    (None, "xoxb-one", "derived", "no key: derived from the token every replica shares"),
+    (None, None, None, "neither: nothing to sign with, a Redis store refuses to open"),
+    (None, "", None, "an empty token derives nothing"),
+]
+
+
+@pytest.mark.parametrize(
+    ("key", "token", "signs", "why"), KEY_SOURCES, ids=[why for *_, why in KEY_SOURCES]
+)
+def test_the_state_key_comes_from_the_environment_or_the_bot_token(
+    key: str | None, token: str | None, signs: str | None, why: str
+) -> None:
+    settings = Settings(dbagent_state_key=key, slack_bot_token=token, databases=[])
+    derived = state_key(settings)
+    if signs is None:
+        assert derived is None, why
+    elif signs == "the key":
+        assert derived == key, why
+    else:
+        assert derived is not None and len(derived) >= 32, why
+        assert token is not None and token not in derived, "the token itself is never the key"
+
+
+def test_a_key_derived_from_one_bot_token_does_not_open_another_apps_records() -> None:
+    def seal_for(token: str) -> Seal:
+        return Seal(state_key(Settings(dbagent_state_key=None, slack_bot_token=token)))
+
+    signed = seal_for("xoxb-one").sign("grant", GRANT)
+    assert seal_for("xoxb-one").opened("grant", signed, "grants/g1") == GRANT
+    assert seal_for("xoxb-two").opened("grant", signed, "grants/g1") is None
+
+
+async def test_a_redis_store_opens_signed_with_the_derived_key_and_not_without_one(
+    redis_url: str, redis_prefix: str, tmp_path
+) -> None:
+    def settings(token: str | None) -> Settings:
+        return Settings(
+            dbagent_state_url=redis_url,
+            dbagent_state_key=None,
+            slack_bot_token=token,
+            dbagent_state_dir=tmp_path / "state",
+            databases=[],
+        )
+
+    opened = await open_state(settings("xoxb-one"), redis_prefix=redis_prefix)
+    await opened.close()
+    with pytest.raises(StateError, match="DBAGENT_STATE_KEY is not set, nor SLACK_BOT_TOKEN"):
+        await open_state(settings(None), redis_prefix=redis_prefix)
