@@ -30,7 +30,7 @@ from bot.agent import (
     Requester,
     Step,
 )
-from bot.agent.undo import UNDO as UNDO_KIND
+from bot.changes.types import UNDO as UNDO_KIND
 from bot.config import ConfigError, Mode, load_settings
 from bot.console_impact import impact_lines
 from bot.state.grants import GrantScope

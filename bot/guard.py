@@ -263,7 +263,7 @@ def _unique(names: list[str]) -> str:
     return ", ".join(dict.fromkeys(names))
 
 
-def decide(
+def judge(
     classification: Classification,
     database: DatabaseConfig,
     *,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from bot import guard
 from bot.config import DatabaseConfig
 from bot.db.reach import ForeignKey, Routine, ServerReach, Trigger, View
-from bot.guard import Decision, NeedsApproval, Refused, Run, decide
+from bot.guard import Decision, NeedsApproval, Refused, Run
 from bot.sql.risk import Classification, Risk, Statement, TableRef, classify
 from bot.sql.routines import classify_routine_body
 
@@ -62,7 +63,9 @@ def judge(
     granted: bool = True,
     reach: ServerReach | None = None,
 ) -> Decision:
-    return decide(classify(sql), database(environment), granted=granted, reach=reach or server())
+    return guard.judge(
+        classify(sql), database(environment), granted=granted, reach=reach or server()
+    )
 
 
 R, W, D, T = Risk.READ_ONLY, Risk.WRITE, Risk.DDL, Risk.TRANSACTION
@@ -110,7 +113,7 @@ GUARD_TABLE = [
     ids=[row[-1] for row in GUARD_TABLE],
 )
 def test_guard_table(risk, targets, environment, replica, granted, expected, reason):
-    decision = decide(
+    decision = guard.judge(
         classification(risk, *targets),
         database(environment, replica=replica),
         granted=granted,
@@ -123,7 +126,7 @@ def test_guard_table(risk, targets, environment, replica, granted, expected, rea
 
 
 def test_a_production_write_tells_the_model_what_to_do_next():
-    decision = decide(
+    decision = guard.judge(
         classification(W, BARE), database("production"), granted=False, reach=server()
     )
     assert isinstance(decision, Refused)
@@ -133,28 +136,36 @@ def test_a_production_write_tells_the_model_what_to_do_next():
 
 def test_refusals_start_with_blocked():
     for risk, env in ((T, "staging"), (W, "production")):
-        decision = decide(classification(risk, BARE), database(env), granted=False, reach=server())
+        decision = guard.judge(
+            classification(risk, BARE), database(env), granted=False, reach=server()
+        )
         assert isinstance(decision, Refused) and decision.reason.startswith("Blocked: ")
 
 
 def test_a_foreign_schema_refusal_names_the_table():
-    decision = decide(classification(W, FOREIGN), database("staging"), granted=True, reach=server())
+    decision = guard.judge(
+        classification(W, FOREIGN), database("staging"), granted=True, reach=server()
+    )
     assert isinstance(decision, Refused) and "billing.invoices" in decision.reason
 
 
 def test_nothing_to_run_is_refused():
     empty = Classification(sql="", risk=Risk.WRITE, statements=(), reasons=("no statement",))
-    assert isinstance(decide(empty, database("staging"), granted=True, reach=server()), Refused)
+    assert isinstance(
+        guard.judge(empty, database("staging"), granted=True, reach=server()), Refused
+    )
 
 
 def test_a_qualified_write_without_a_schema_in_the_url_is_refused():
     no_schema = DatabaseConfig(name="x", url="mysql://u@h", environment="staging")
-    decision = decide(classification(W, OWN), no_schema, granted=True, reach=server(None))
+    decision = guard.judge(classification(W, OWN), no_schema, granted=True, reach=server(None))
     assert isinstance(decision, Refused)
 
 
 def test_a_server_wide_statement_says_so():
-    decision = decide(classification(D, SERVER), database("staging"), granted=True, reach=server())
+    decision = guard.judge(
+        classification(D, SERVER), database("staging"), granted=True, reach=server()
+    )
     assert isinstance(decision, Refused) and "beyond this database" in decision.reason
 
 
@@ -615,7 +626,7 @@ READS_TABLE = [
 def test_reads_are_confined(risk, reads, folds, expected, why):
     targets = (BARE,) if risk is W else ()
     made = classification(risk, *targets, reads=reads)
-    decision = decide(made, database("staging"), granted=False, reach=server(folds=folds))
+    decision = guard.judge(made, database("staging"), granted=False, reach=server(folds=folds))
     assert isinstance(decision, expected), f"{why}: {decision}"
 
 
@@ -658,7 +669,7 @@ CATALOG_TABLE = [
 
 @pytest.mark.parametrize(("sql", "words", "why"), CATALOG_TABLE, ids=[r[-1] for r in CATALOG_TABLE])
 def test_catalog_reads_are_confined_to_the_own_schema(sql, words, why):
-    decision = decide(classify(sql), database("staging"), granted=True, reach=server())
+    decision = guard.judge(classify(sql), database("staging"), granted=True, reach=server())
     if isinstance(decision, Refused):
         assert words in decision.reason, why
         return
@@ -669,7 +680,7 @@ def test_catalog_reads_are_confined_to_the_own_schema(sql, words, why):
 
 def test_a_catalog_view_read_through_a_view_is_refused():
     over_catalog = view("v", TableRef("information_schema", "COLUMNS"))
-    decision = decide(
+    decision = guard.judge(
         classification(R, reads=(TableRef(None, "v"),)),
         database("staging"),
         granted=False,
@@ -680,31 +691,31 @@ def test_a_catalog_view_read_through_a_view_is_refused():
 
 def test_a_refused_read_says_plainly_what_it_reads():
     made = classification(R, reads=(MYSQL_USER,))
-    decision = decide(made, database("production"), granted=False, reach=server())
+    decision = guard.judge(made, database("production"), granted=False, reach=server())
     assert isinstance(decision, Refused)
     assert decision.reason.startswith("Blocked: the statement reads mysql.user, outside")
 
 
 def test_a_write_is_refused_when_the_server_could_not_say_what_it_reaches():
     unread = ServerReach("shop", 0)
-    decision = decide(classification(W, BARE), database("staging"), granted=True, reach=unread)
+    decision = guard.judge(classification(W, BARE), database("staging"), granted=True, reach=unread)
     assert isinstance(decision, Refused) and "could not be read" in decision.reason
-    read = decide(classification(R), database("staging"), granted=False, reach=unread)
+    read = guard.judge(classification(R), database("staging"), granted=False, reach=unread)
     assert read == Run(read_only=True)
 
 
 def test_a_write_is_refused_when_the_account_may_not_see_the_triggers():
     hidden = ServerReach("shop", 0, programs_read=True, triggers_visible=False)
-    decision = decide(classification(W, BARE), database("staging"), granted=True, reach=hidden)
+    decision = guard.judge(classification(W, BARE), database("staging"), granted=True, reach=hidden)
     assert isinstance(decision, Refused) and "TRIGGER privilege" in decision.reason
-    ddl = decide(classification(D, BARE), database("staging"), granted=True, reach=hidden)
+    ddl = guard.judge(classification(D, BARE), database("staging"), granted=True, reach=hidden)
     assert ddl == Run(read_only=False)  # DDL fires no trigger
 
 
 def test_a_locking_read_fires_no_trigger():
     locking = classify("SELECT * FROM t WHERE id = 1 FOR UPDATE")
     reach = server(triggers=(trigger("t", "UPDATE", "DELETE FROM other.x"),))
-    decision = decide(locking, database("staging"), granted=True, reach=reach)
+    decision = guard.judge(locking, database("staging"), granted=True, reach=reach)
     assert decision == Run(read_only=False)
 
 
@@ -791,7 +802,7 @@ def test_what_a_view_reaches(risk, written, read, views, triggers, expected, wor
         risk, *((written,) if written else ()), kind="UPDATE", reads=(read,) if read else ()
     )
     reach = ServerReach("shop", 0, triggers=triggers, programs_read=True, views=views)
-    decision = decide(made, database("staging"), granted=False, reach=reach)
+    decision = guard.judge(made, database("staging"), granted=False, reach=reach)
     assert isinstance(decision, expected), f"{why}: {decision}"
     if words:
         assert isinstance(decision, Refused) and words in decision.reason, why

@@ -4,10 +4,7 @@ approval pauses and persisted sessions. It knows nothing of Slack."""
 from bot.agent.agent import Agent
 from bot.agent.model import ModelClient, ModelError, build_model_client
 from bot.agent.outcomes import (
-    AlreadyDecided,
     Answer,
-    ApprovalDecision,
-    ApprovalExpired,
     AwaitingApproval,
     AwaitingReply,
     Failed,
@@ -15,7 +12,6 @@ from bot.agent.outcomes import (
     NotYourQuestion,
     Option,
     Outcome,
-    PendingApproval,
     Progress,
     QueryResult,
     Question,
@@ -23,12 +19,18 @@ from bot.agent.outcomes import (
     Requester,
     RunInterrupted,
     RunResumable,
-    SelfApprovalRefused,
     Step,
     Stopped,
 )
 from bot.agent.sessions import Session, SessionStatus
 from bot.agent.skills import Skill, Skills
+from bot.changes.types import (
+    AlreadyDecided,
+    ApprovalDecision,
+    ApprovalExpired,
+    PendingApproval,
+    SelfApprovalRefused,
+)
 
 __all__ = [
     "Agent",

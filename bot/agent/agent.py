@@ -20,28 +20,23 @@ from bot.agent.loop import (
     Runner,
     find_call,
     open_calls,
-    record_pending,
     tell_decided,
     tool_message,
 )
 from bot.agent.model import ModelClient
 from bot.agent.outcomes import (
-    AlreadyDecided,
     Answer,
-    ApprovalExpired,
     AwaitingApproval,
     Failed,
     Interrupted,
     NotYourQuestion,
     Outcome,
-    PendingApproval,
     Progress,
     Question,
     Recovered,
     Requester,
     RunInterrupted,
     RunResumable,
-    SelfApprovalRefused,
     Step,
     Stopped,
 )
@@ -62,7 +57,17 @@ from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
 from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.query import QueryParameters, execute_query
 from bot.agent.turns import ToolCall
-from bot.agent.undo import UNDO, undo_card
+from bot.agent.undo import undo_card
+from bot.changes.decide import decide, record_pending
+from bot.changes.types import (
+    DIRECT,
+    UNDO,
+    AlreadyDecided,
+    Approved,
+    Counted,
+    PendingApproval,
+    Verdict,
+)
 from bot.config import Environment, Mode, Settings
 from bot.db.images import TableImage
 from bot.db.roles import acting_as
@@ -82,13 +87,8 @@ SUPERSEDED_PENDING = "not approved; superseded by a new message"
 SUPERSEDED_QUESTION = "not answered; superseded by a new message"
 EXPIRED_CALL = "not approved; the approval request expired"
 FINISHED_CALL = "ran to its end before the bot stopped (its result was not kept)"
-DIRECT = "direct"  # a person's Run button: an approval that resumes no model run
 SUPERSEDED_CALL = "not run; superseded by a new message"
 STOPPED_CALL = "not run; the previous run stopped before this call ran"
-SELF_APPROVAL = (
-    "You asked for this change, so you cannot approve it yourself: another approver must "
-    "(four eyes)."
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,13 +99,6 @@ class DirectRun:
     undo_id: str | None = None
     undo_reason: str = ""
     content: str = ""  # the tool's own reply (JSON: rows, affected_rows), for a client
-
-
-def _narrowest(chosen: tuple[str, ...], scope: GrantScope) -> GrantScope:
-    """A thread grant only when every approver chose it."""
-    if scope is GrantScope.ONCE or GrantScope.ONCE.value in chosen:
-        return GrantScope.ONCE
-    return GrantScope.THREAD
 
 
 class Agent:
@@ -510,88 +503,49 @@ class Agent:
         progress: Progress | None,
         on_decided: OnDecided | None,
     ) -> Outcome:
-        record = await self.state.pending.get(pending_id)
-        if record is None:
-            raise AlreadyDecided(pending_id)
-        if time.time() - float(record.get("created_at") or 0) > self.settings.limits.approval_ttl_s:
-            await self._expire(pending_id)
-            raise ApprovalExpired(pending_id)
-        if scope is not None:
-            self._refuse_self_approval(PendingApproval.from_json(record), approver)
-        if record.get("kind") in (DIRECT, UNDO):
-            claim = await self._claim(pending_id, approver, scope)
-            if isinstance(claim, AwaitingApproval):
-                return claim
-            return await self._decide_direct(claim, approver, scope, on_decided)
-        async with self._locks.hold(record["session_id"]):
-            # The claim: exactly one click gets the record; a second one finds it gone.
-            claim = await self._claim(pending_id, approver, scope)
-            if isinstance(claim, AwaitingApproval):
-                return claim
-            pending = claim
-            session = await self.sessions.load(pending.session_id)
-            call = None if session is None else find_call(session.messages, pending.tool_call_id)
-            if session is None or session.pending_id != pending_id or call is None:
-                log.warning("pending approval %s has no paused run to resume", pending_id)
-                raise AlreadyDecided(pending_id)
-            runner = Runner(self._parts, session, progress)
-            granted = None if scope is None else _narrowest(claim.scopes, scope)
-            return await self._run(
-                runner,
-                lambda: runner.decide(
-                    pending, call, approver=approver, scope=granted, on_decided=on_decided
-                ),
+        async def carry_out(verdict: Verdict) -> Outcome:
+            if isinstance(verdict, Counted):
+                return AwaitingApproval(verdict.pending)
+            granted = verdict.scope if isinstance(verdict, Approved) else None
+            if verdict.pending.kind in (DIRECT, UNDO):
+                return await self._carry_out_direct(verdict.pending, approver, granted, on_decided)
+            return await self._carry_out_call(
+                verdict.pending, approver, granted, progress, on_decided
             )
 
-    def _refuse_self_approval(self, pending: PendingApproval, approver: str) -> None:
-        # A change an outside client (MCP) asked for always needs someone else: the person
-        # behind the client may not have read what their agent proposed.
-        allowed = self.settings.approvals.allow_self_approval and not pending.origin
-        if allowed or approver != pending.requester:
-            return
-        raise SelfApprovalRefused(pending.id, SELF_APPROVAL)
+        return await decide(
+            self.state,
+            pending_id,
+            approver=approver,
+            scope=scope,
+            approvals=self.settings.approvals,
+            ttl_s=self.settings.limits.approval_ttl_s,
+            expire=self._expire,
+            carry_out=carry_out,
+        )
 
-    def _required(self, pending: PendingApproval) -> int:
-        try:
-            environment = Environment(pending.environment)
-        except ValueError:
-            return max(pending.required, self.settings.approvals.required)
-        return max(pending.required, self.settings.approvals.required_for(environment))
-
-    async def _claim(
-        self, pending_id: str, approver: str, scope: GrantScope | None
-    ) -> PendingApproval | AwaitingApproval:
-        """One atomic step of the store: a deny, or the approval that completes the count, takes
-        the record (exactly one click can); an earlier approval is counted (once per person)
-        and the record stays, awaiting the next approver."""
-
-        def tally(
-            data: dict[str, Any],
-        ) -> tuple[dict[str, Any] | None, tuple[bool, PendingApproval]]:
-            pending = PendingApproval.from_json(data)
-            if scope is None:
-                return None, (True, pending)
-            if approver not in pending.approvals:
-                pending = replace(
-                    pending,
-                    approvals=(*pending.approvals, approver),
-                    scopes=(*pending.scopes, scope.value),
-                )
-            if len(pending.approvals) >= self._required(pending):
-                return None, (True, pending)
-            return pending.to_json(), (False, pending)
-
-        found, claimed = await self.state.pending.update(pending_id, tally)
-        if not found or claimed is None:
-            raise AlreadyDecided(pending_id)
-        complete, pending = claimed
-        if complete and scope is not None:  # a deny is counted where it is audited
-            observe.approval_decided("approved")
-        if not complete:
-            counted = f"approved ({len(pending.approvals)} of {self._required(pending)})"
-            await record_pending(self.audit, pending, approver, counted)
-            return AwaitingApproval(pending)
-        return pending
+    async def _carry_out_call(
+        self,
+        pending: PendingApproval,
+        approver: str,
+        granted: GrantScope | None,
+        progress: Progress | None,
+        on_decided: OnDecided | None,
+    ) -> Outcome:
+        """The model's paused call, run (or denied) and its run carried on; the caller
+        holds the session's lease."""
+        session = await self.sessions.load(pending.session_id)
+        call = None if session is None else find_call(session.messages, pending.tool_call_id)
+        if session is None or session.pending_id != pending.id or call is None:
+            log.warning("pending approval %s has no paused run to resume", pending.id)
+            raise AlreadyDecided(pending.id)
+        runner = Runner(self._parts, session, progress)
+        return await self._run(
+            runner,
+            lambda: runner.carry_out(
+                pending, call, approver=approver, scope=granted, on_decided=on_decided
+            ),
+        )
 
     async def _expire(self, pending_id: str) -> None:
         """An undecided approval past its lifetime: drop it, tell the audit log, and answer
@@ -686,19 +640,18 @@ class Agent:
         answer = Answer(text=f"Ran on {database}: {outcome.summary}", results=results)
         return DirectRun(answer, outcome.undo_id, outcome.undo_reason, outcome.content)
 
-    async def _decide_direct(
+    async def _carry_out_direct(
         self,
         pending: PendingApproval,
         approver: str,
-        scope: GrantScope | None,
+        granted: GrantScope | None,
         on_decided: OnDecided | None,
     ) -> Outcome:
+        """A card that resumes no model run (a Run button, an outside client's call, an
+        Undo): run with the grant `granted`, or denied (None)."""
         requester = Requester(user_id=pending.requester)
         outcome: Outcome
         undo: tuple[str | None, str] = (None, "")
-        granted = None if scope is None else _narrowest(pending.scopes, scope)
-        if granted is not None and pending.origin:  # an outside client's change: once only
-            granted = GrantScope.ONCE
         if granted is None:
             summary = f"denied by {approver}; not executed"
             await record_pending(self.audit, pending, approver, "denied")

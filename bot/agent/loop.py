@@ -2,7 +2,7 @@
 
 A run ends in an Answer, a Failed, or an AwaitingApproval when a statement needs an
 approver: then everything needed to go on is in the store (the assistant message with its
-tool calls, the results of the calls already done, the pending record), and `decide` picks
+tool calls, the results of the calls already done, the pending record), and `carry_out` picks
 the run up again — in this process or in the next one.
 """
 
@@ -22,13 +22,11 @@ from bot.agent.compaction import compact_text, estimate_tokens, fit_history
 from bot.agent.model import ModelClient, ModelError
 from bot.agent.outcomes import (
     Answer,
-    ApprovalDecision,
     AwaitingApproval,
     AwaitingReply,
     Failed,
     Option,
     Outcome,
-    PendingApproval,
     Progress,
     QueryResult,
     Question,
@@ -49,8 +47,9 @@ from bot.agent.tools import (
 from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall, bound_arguments, refused_arguments
+from bot.changes.decide import record_pending
+from bot.changes.types import ApprovalDecision, PendingApproval
 from bot.config import Environment, Mode, Settings
-from bot.observability import observe
 from bot.state import State, StateError
 from bot.state.audit import AuditLog
 from bot.state.grants import Grants, GrantScope
@@ -372,7 +371,7 @@ class Runner:
         return await self.loop()
 
     # -- approval -----------------------------------------------------------------------
-    async def decide(
+    async def carry_out(
         self,
         pending: PendingApproval,
         call: ToolCall,
@@ -410,24 +409,6 @@ class Runner:
         if again is not None:
             return self.awaiting(again)
         return await self.carry_on()
-
-
-async def record_pending(
-    audit: AuditLog, pending: PendingApproval, approver: str | None, outcome: str
-) -> None:
-    """Audit what became of a pending approval that did not run (denied, superseded)."""
-    observe.approval_decided(outcome)
-    await audit.record(
-        session_id=pending.session_id,
-        requester=pending.requester,
-        approver=approver,
-        database=pending.database,
-        environment=pending.environment,
-        risk=pending.risk,
-        sql=pending.sql,
-        outcome=outcome,
-        origin=pending.origin or None,
-    )
 
 
 async def tell_decided(

@@ -6,7 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from bot.db.impact_types import Impact
+from bot.changes.types import PendingApproval
 from bot.db.types import Cell
 
 StepStatus = Literal["in_progress", "complete", "error"]
@@ -67,65 +67,6 @@ class QueryResult:
             masked=str(data.get("masked") or ""),
             note=data.get("note"),
         )
-
-
-@dataclass(frozen=True, slots=True)
-class PendingApproval:
-    id: str
-    session_id: str
-    tool_call_id: str
-    database: str
-    environment: str
-    risk: str
-    sql: str
-    requester: str  # Slack user ID (or console user) who asked
-    created_at: float
-    reason: str = ""  # the guard's words: why this statement needs an approver
-    # "tool_call": the model's paused execute_query; "direct": a person's Run button, which
-    # resumes no model run.
-    kind: str = "tool_call"
-    impact: Impact | None = None  # what the change will touch, measured before the card
-    request_text: str = ""  # the message that started the run: who asked, in their words
-    # Four eyes: who has approved so far (distinct, in click order), how many must, and the
-    # scope each chose (a thread grant needs every approver to choose it). kind "undo": the
-    # inverse of an approved change, asked for with its Undo button.
-    approvals: tuple[str, ...] = ()
-    required: int = 1
-    scopes: tuple[str, ...] = ()
-    # Where the request came from when not a Slack thread: "mcp:<client name>".
-    origin: str = ""
-    # kind "undo": who approved the change it puts back, and when (the card says so first).
-    undoes_approver: str = ""
-    undoes_approved_at: float = 0.0
-    # The database role it runs under ([databases.access]); "" without an access map.
-    role: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["impact"] = None if self.impact is None else self.impact.to_json()
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> PendingApproval:
-        # Fields added later have defaults, so records written before them still load.
-        fields = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
-        impact = fields.get("impact")
-        fields["impact"] = None if impact is None else Impact.from_json(impact)
-        for name in ("approvals", "scopes"):
-            fields[name] = tuple(fields.get(name) or ())
-        return cls(**fields)
-
-
-@dataclass(frozen=True, slots=True)
-class ApprovalDecision:
-    pending: PendingApproval
-    approver: str
-    approved: bool
-    scope: str | None  # "once" | "thread" when approved
-    summary: str  # "3 rows affected", "Error: …", "denied by U123; not executed"
-    decided_at: float
-    undo_id: str | None = None  # Agent.undo(undo_id) builds its inverse; None: no exact undo
-    undo_reason: str = ""  # why there is no undo, when undo_id is None after a change ran
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,24 +167,6 @@ class RunInterrupted:
             "or may not have been applied. Check the data before you ask for it again:\n"
             f"{self.sql}"
         )
-
-
-class AlreadyDecided(Exception):
-    """The approval or question was decided (or superseded) before this click; nothing was
-    done."""
-
-
-class ApprovalExpired(AlreadyDecided):
-    """The approval was never decided and is past its lifetime; nothing was done."""
-
-
-class SelfApprovalRefused(Exception):
-    """The person who asked for a change tried to approve it; nothing was done."""
-
-    def __init__(self, pending_id: str, reason: str) -> None:
-        super().__init__(reason)
-        self.pending_id = pending_id
-        self.reason = reason
 
 
 @dataclass(frozen=True, slots=True)

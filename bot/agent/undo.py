@@ -8,15 +8,13 @@ import uuid
 from dataclasses import replace
 
 from bot.agent.loop import Parts
-from bot.agent.outcomes import AwaitingApproval, Failed, PendingApproval, Requester
+from bot.agent.outcomes import AwaitingApproval, Failed, Requester
+from bot.changes.types import UNDO, PendingApproval
 from bot.db.images import TableImage
 from bot.db.impact_types import Impact
 from bot.db.types import DbError
 from bot.db.undo import plan_undo
 from bot.state.executions import Executions
-
-UNDO = "undo"  # an Undo button's card: a direct approval that resumes no model run
-
 
 NOT_HERE = (
     "Nothing to undo here: that change was made in another conversation; use the Undo "

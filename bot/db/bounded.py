@@ -22,19 +22,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import operator
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.changes.bounds import over_bound, server_records
 from bot.db.images import Row, TableImage, TableMeta, table_meta
-from bot.db.impact_types import Impact, RowCount
 from bot.db.session import RawResult, Session
 from bot.db.types import DbError, Execution, StatementOutcome
 from bot.db.undo_rules import undo_refusal
 from bot.sql import undo as sql_undo
-from bot.sql.lexical import trim_sql
 from bot.sql.undo import RowChange, TableName
 
 if TYPE_CHECKING:
@@ -71,37 +69,6 @@ class RolledBack(DbError):
 
 class CommitUnknown(DbError):
     """COMMIT was sent and no answer came back: the change may or may not be applied."""
-
-
-def bounds_for(
-    impact: Impact | None,
-    statements: Sequence[str],
-    *,
-    margin: int,
-    unknown: int,
-) -> tuple[int, ...]:
-    """The most rows the server may write for each statement: the total its card stated
-    (its own rows, its triggers', cascades' and stored functions') plus the margin; with
-    `unknown` more for whatever the card could not count, and `unknown` where the card had
-    no number (or no impact was computed). An exact 0 is a bound of 0 (plus the margin).
-    "Up to N" (REPLACE, INSERT IGNORE, ON DUPLICATE KEY UPDATE) bounds the rows inserted and
-    the rows updated or replaced, each, by N plus the margin (bot.db.bounded counts a row
-    the server first tried to insert once, not twice)."""
-    stated = {} if impact is None else {i: s for i, s in enumerate(impact.statements)}
-    bounds = []
-    for index, sql in enumerate(statements):
-        statement = stated.get(index)
-        if statement is None or trim_sql(statement.sql) != trim_sql(sql):
-            bounds.append(unknown)  # the card did not state this statement
-        elif statement.uncounted:
-            bounds.append((statement.total or 0) + margin + unknown)
-        elif statement.total is not None:
-            bounds.append(statement.total + margin)
-        elif statement.rows is None or statement.count is RowCount.UNKNOWN:
-            bounds.append(unknown)
-        else:
-            bounds.append(statement.rows + margin)
-    return tuple(bounds)
 
 
 async def run_bounded(
@@ -389,48 +356,18 @@ _HANDLERS = (
     + ", ".join(f"'{name}'" for name in _HANDLER_NAMES)
     + ")"
 )
-_INFO = re.compile(r"Records:\s*(\d+)\s+Duplicates:\s*(\d+)", re.IGNORECASE)
 
 
 def _upsert(step: WriteStep) -> bool:
     return step.kind in ("INSERT", "REPLACE")
 
 
-def _records(raw: RawResult) -> tuple[int, int] | None:
-    """(rows the statement processed, duplicates) from the server's info, when it gave one."""
-    found = _INFO.search(raw.info or "")
-    return (int(found.group(1)), int(found.group(2))) if found else None
-
-
 def _attempts(raw: RawResult) -> int:
     """Insert attempts the server counted in Handler_write that wrote no row: a duplicate
     an INSERT IGNORE skipped, or that ON DUPLICATE KEY UPDATE or REPLACE turned into an
     update or a replacement (each counted as such on its own)."""
-    records = _records(raw)
+    records = server_records(raw)
     if records is not None:
         return records[1]
     # One row and no info: ON DUPLICATE KEY UPDATE or REPLACE reports an update as 2.
     return 1 if raw.affected_rows == 2 else 0
-
-
-def over_bound(raw: RawResult, written: int, bound: int, *, upsert: bool) -> str:
-    """Why a statement that wrote `written` rows in all is over its `bound`, or "" when it
-    is within it. An INSERT or REPLACE is held to the bound for the rows it inserted and,
-    separately, for the rows it updated or replaced."""
-    if upsert:
-        records = _records(raw)
-        if records is not None:
-            processed, duplicates = records
-            inserted = processed - duplicates
-            for count, what in ((inserted, "inserted"), (duplicates, "updated or replaced")):
-                if count > bound:
-                    return f"{what} {_rows(count)}, approved {bound}"
-    if written > bound:
-        own = raw.affected_rows or 0
-        if written == own:
-            return f"changed {_rows(written)}, approved {bound}"
-        return (
-            f"wrote {_rows(written)} (with its triggers, cascades and stored functions), "
-            f"approved {bound}"
-        )
-    return ""

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import logging
 
-from bot.agent.outcomes import PendingApproval, Requester
+from bot.agent.outcomes import Requester
 from bot.agent.tools import ApprovalRequired
+from bot.changes.types import PendingApproval
 from bot.config import McpClient
 from bot.slack import cards, delivery, mrkdwn
 from bot.slack.blocks.common import person

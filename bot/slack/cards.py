@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from bot.agent.outcomes import PendingApproval
+from bot.changes.types import PendingApproval
 from bot.slack import delivery, privacy, strings
 from bot.slack.blocks import approval_card, undo_card
 from bot.slack.blocks.approval_card import CardContext

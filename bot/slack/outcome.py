@@ -14,10 +14,10 @@ from bot.agent.outcomes import (
     AwaitingReply,
     Failed,
     Outcome,
-    PendingApproval,
     Question,
     Stopped,
 )
+from bot.changes.types import PendingApproval
 from bot.slack import cards, delivery, strings
 from bot.slack.blocks import approval_card, question
 from bot.slack.blocks.working import stopped_message

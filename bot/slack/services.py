@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.agent.outcomes import PendingApproval, Question
+from bot.agent.outcomes import Question
+from bot.changes.types import PendingApproval
 from bot.config import Settings
 from bot.slack.approvers import Approvers
 from bot.slack.open_messages import OpenMessages

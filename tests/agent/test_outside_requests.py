@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from bot.agent import Agent
-from bot.agent.outcomes import ApprovalExpired, PendingApproval, SelfApprovalRefused
 from bot.agent.tools import ApprovalRequired
 from bot.agent.tools.query import QueryParameters, execute_query
+from bot.changes.types import ApprovalExpired, PendingApproval, SelfApprovalRefused
 from bot.state.executions import ExecutionRecord
 from bot.state.grants import GrantScope
 from bot.state.requests import RequestStatus

@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.agent.outcomes import PendingApproval, QueryResult
+from bot.agent.outcomes import QueryResult
+from bot.changes.types import PendingApproval
 from bot.config import DatabaseConfig, Environment
 from bot.slack.blocks.answer import answer_message
 from bot.slack.blocks.approval_card import approval_card

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot import guard
-from bot.agent.outcomes import ApprovalDecision, PendingApproval
+from bot.changes.types import ApprovalDecision, PendingApproval
 from bot.slack import strings
 from bot.slack.blocks.approval_card import decided_card
 

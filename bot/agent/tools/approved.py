@@ -18,15 +18,15 @@ import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from bot.agent.outcomes import PendingApproval
 from bot.agent.tools.base import ToolContext, ToolReply
+from bot.changes.bounds import bounds_for
+from bot.changes.types import PendingApproval
 from bot.config import Settings
 from bot.db.bounded import (
     BoundedRun,
     CommitUnknown,
     RolledBack,
     WriteStep,
-    bounds_for,
     run_bounded,
 )
 from bot.db.counting import beyond, may_update

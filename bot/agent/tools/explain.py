@@ -19,7 +19,7 @@ from bot.agent.tools.base import (
 )
 from bot.agent.tools.protection import for_person, protection
 from bot.db.reach import ReachError, look_up
-from bot.guard import Refused, Run, decide
+from bot.guard import Refused, Run, judge
 
 # Statements that are already about plans or metadata: there is nothing to explain.
 _NOT_EXPLAINABLE = ("EXPLAIN", "DESC", "SHOW", "ANALYZE", "HELP")
@@ -55,7 +55,7 @@ async def explain_query(context: ToolContext, args: ExplainParameters) -> ToolRe
         reach = await look_up(db, programs=False)
     except ReachError as exc:
         return error(f"could not read what the statement reaches on {args.database}: {exc}")
-    decision = decide(classification, db.config, granted=False, reach=reach)
+    decision = judge(classification, db.config, granted=False, reach=reach)
     if isinstance(decision, Refused):
         return error(decision.reason)
     # A plan of information_schema reads is the plan of their confined form (planning runs

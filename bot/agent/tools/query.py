@@ -42,7 +42,7 @@ from bot.db.masking import UNDO_MASKED, MaskedResult
 from bot.db.reach import SNAPSHOT_TTL_S, ReachError, look_up
 from bot.db.roles import current_role
 from bot.db.types import DbError, Execution, MissingPrivilege
-from bot.guard import NeedsApproval, Refused, decide
+from bot.guard import NeedsApproval, Refused, judge
 from bot.observability import observe
 from bot.sql.masking import MaskPlan
 from bot.sql.risk import Classification
@@ -207,7 +207,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
         audit = CallAudit(context, args.database, db.config.environment.value)
         await audit(risk=classification.risk.value, sql=args.sql, outcome="refused", error=plans)
         return ToolReply(plans, summary=plans)
-    decision = decide(classification, db.config, granted=False, reach=reach)
+    decision = judge(classification, db.config, granted=False, reach=reach)
     if isinstance(decision, NeedsApproval):
         mixed = mixes_ddl_and_dml(classification)
         if mixed is not None:  # refused before any card: it could not run bounded
@@ -223,7 +223,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             except ReachError as exc:
                 await context.grants.release(claim.id)
                 return _reach_failed(args.database, exc)
-            decision = decide(classification, db.config, granted=True, reach=reach)
+            decision = judge(classification, db.config, granted=True, reach=reach)
 
     observe.guard_decided(classification.risk.value, decision)
     environment = db.config.environment.value

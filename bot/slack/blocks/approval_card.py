@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from bot.agent.outcomes import ApprovalDecision, PendingApproval
+from bot.changes.types import ApprovalDecision, PendingApproval
 from bot.db.impact_types import Impact
 from bot.slack import mrkdwn, strings
 from bot.slack.blocks import undo_card

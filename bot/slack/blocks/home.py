@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.outcomes import PendingApproval
+from bot.changes.types import PendingApproval
 from bot.config import DatabaseConfig
 from bot.slack import mrkdwn, strings
 from bot.slack.blocks.approval_card import requested_by

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bot.agent.outcomes import PendingApproval
-from bot.agent.undo import UNDO as UNDO_KIND
+from bot.changes.types import UNDO as UNDO_KIND
+from bot.changes.types import PendingApproval
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 from bot.slack import mrkdwn
 from bot.slack.blocks.common import Block, code_block, context, markdown_section, person, slack_date

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from bot.agent.outcomes import ApprovalDecision, PendingApproval
+from bot.changes.types import ApprovalDecision, PendingApproval
 from bot.slack import mrkdwn, strings
 from bot.slack.blocks import approval_card
 from bot.slack.blocks.common import person

@@ -12,8 +12,8 @@ import pytest
 
 from bench.datasets import recreate_schema, schema_url
 from bot.agent import Agent, AwaitingApproval, Failed, Skills, build_model_client
-from bot.agent.outcomes import PendingApproval
 from bot.agent.tools import ApprovalRequired, ToolContext, ToolReply
+from bot.changes.types import PendingApproval
 from bot.config import Approvals, DatabaseConfig, Limits, Mode, Settings
 from bot.db import DatabaseRegistry
 from bot.db.impact_types import RowCount

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.agent.outcomes import ApprovalDecision, PendingApproval
+from bot.changes.types import ApprovalDecision, PendingApproval
 from bot.slack.blocks import approval_card as blocks
 from bot.slack.blocks.messages import error_message
 from bot.slack.blocks.working import working_message

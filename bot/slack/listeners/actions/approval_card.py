@@ -17,12 +17,11 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.agent.outcomes import (
+from bot.agent.outcomes import AwaitingApproval, Outcome
+from bot.changes.types import (
     AlreadyDecided,
     ApprovalDecision,
     ApprovalExpired,
-    AwaitingApproval,
-    Outcome,
     PendingApproval,
     SelfApprovalRefused,
 )
@@ -91,12 +90,12 @@ async def handle_click(services: Services, click: Click) -> None:
     thread = Thread.from_session_id(pending.session_id)
 
     async def job() -> None:
-        await decide(services, click, thread, pending)
+        await decide_click(services, click, thread, pending)
 
     services.queues.submit(thread.session_id, job)
 
 
-async def decide(
+async def decide_click(
     services: Services, click: Click, thread: Thread, pending: PendingApproval
 ) -> None:
     client = services.client

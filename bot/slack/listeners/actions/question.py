@@ -18,7 +18,8 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.agent.outcomes import AlreadyDecided, NotYourQuestion, Outcome, Question
+from bot.agent.outcomes import NotYourQuestion, Outcome, Question
+from bot.changes.types import AlreadyDecided
 from bot.slack import delivery
 from bot.slack.blocks import question as question_blocks
 from bot.slack.blocks.common import person

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from bot.agent.outcomes import PendingApproval
+from bot.changes.types import PendingApproval
 from bot.config import DatabaseConfig, Environment
 from bot.slack.blocks.home import WaitingCard, home_view, suggested_prompts
 from tests.fakes.model_server import call, calls
