@@ -9,13 +9,15 @@ How a statement is judged (bot/sql/…):
 1. lexical.py splits the text at semicolons that are code (not inside literals, quoted
    identifiers or comments) with exact spans, and produces a copy with comments blanked (for
    the parser) and one with literals and identifiers blanked too (for keyword checks).
-2. statements.py dispatches on the leading keyword. Queries go to queries.py: a lexical
-   scan for the clauses and calls that make a query act (INTO, locking clauses,
-   side-effect or unknown functions, :=, NEXT VALUE FOR …), then a sqlglot parse that must
-   yield a query. UPDATE and DELETE are parsed for their targets (aliases, joins); INSERT
-   and REPLACE name theirs up front. DDL, SET, transaction control and admin statements are
-   judged from their keywords, because the parser adds nothing there (it falls back to an
-   opaque Command, or misreads them: START SLAVE as a transaction, SHUTDOWN as a column).
+2. statements/ dispatches on the leading keyword (dispatch.py), to one module per family of
+   statements (dml, explain, ddl, programs, settings, transactions, admin). Queries go to
+   queries.py: a lexical scan for the clauses and calls that make a query act (INTO, locking
+   clauses, side-effect or unknown functions, :=, NEXT VALUE FOR …), then a sqlglot parse
+   that must yield a query. UPDATE and DELETE are parsed for their targets (aliases, joins);
+   INSERT and REPLACE name theirs up front. DDL, SET, transaction control and admin
+   statements are judged from their keywords, because the parser adds nothing there (it falls
+   back to an opaque Command, or misreads them: START SLAVE as a transaction, SHUTDOWN as a
+   column).
 
 Design choices:
 
