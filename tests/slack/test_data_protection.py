@@ -392,3 +392,22 @@ async def test_a_database_restricted_to_channels_is_refused_elsewhere(
     (result,) = await ask_all(protected, [(Q, {"sql": "SELECT id FROM orders"})])
     assert result.startswith("Blocked:") and "<#C0PRIVATE>" in result
     assert CHANNEL not in result
+
+
+async def test_get_columns_names_the_masked_columns_for_those_who_see_them_masked(
+    protected: SlackHarness,
+) -> None:
+    (described,) = await ask_all(protected, [("get_columns", {"table": "customers"})])
+    masked = json.loads(described)["masked"]
+    assert [entry.split(":")[0] for entry in masked["columns"]] == [
+        "email",
+        "phone",
+        "card",
+        "profile",
+    ]
+    assert "card: customers.card ([masked] in its comment)" in masked["columns"]
+    assert "WHERE" in masked["note"]
+    (raw,) = await ask_all(
+        protected, [("get_columns", {"table": "customers"})], user=PRIVACY_OFFICER
+    )
+    assert "masked" not in json.loads(raw)

@@ -15,7 +15,7 @@ from bot.agent.tools.base import (
     dumps,
     table,
 )
-from bot.agent.tools.protection import for_person
+from bot.agent.tools.protection import MASKED_NOTE, for_person, masked_columns
 from bot.db.types import DbError
 
 DATABASE = Field(description="Name of a configured database, as list_databases shows it.")
@@ -71,7 +71,11 @@ async def list_tables(context: ToolContext, args: DatabaseParameters) -> ToolRep
 async def get_columns(context: ToolContext, args: TableParameters) -> ToolReply:
     db = context.databases.get(args.database)
     columns, indexes = await db.get_columns(args.table)
-    return ToolReply(dumps({"columns": table(columns), "indexes": table(indexes)}))
+    described = {"columns": table(columns), "indexes": table(indexes)}
+    masked = await masked_columns(db, context.requester, args.table)
+    if masked:  # told up front, so the model neither filters on them nor is surprised
+        described["masked"] = {"columns": masked, "note": MASKED_NOTE}
+    return ToolReply(dumps(described))
 
 
 CATALOG_TOOLS = (

@@ -243,3 +243,32 @@ def for_person(
                 return error(privilege_message(exc, config.name, config.schema_name))
 
     return run
+
+
+MASKED_NOTE = (
+    "values of these columns show as [masked] to this person; using them in WHERE, JOIN, "
+    "GROUP BY, ORDER BY, HAVING or a window's PARTITION/ORDER BY is refused"
+)
+
+
+async def masked_columns(db: Database, requester: Requester, table: str) -> list[str]:
+    """The columns of `table` shown masked to this person, with why ("" reasons when none)."""
+    found = await protection(db, requester)
+    plan = found.table(table)
+    if isinstance(plan, str) or not plan.masked or found.masker is None:
+        return []
+    columns = found.masker.facts.tables
+    key = next(
+        (
+            k
+            for k in columns
+            if k[0].lower() == found.masker.schema and k[1].lower() == table.lower()
+        ),
+        None,
+    )
+    names = columns[key].columns if key is not None else ()
+    return [
+        f"{names[c.position] if c.position < len(names) else c.position}: "
+        + "; ".join(f"{s} ({plan.reasons.get(s, 'masked')})" for s in c.sources)
+        for c in plan.masked
+    ]
