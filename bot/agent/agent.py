@@ -54,11 +54,11 @@ from bot.agent.runs import (
 from bot.agent.sessions import Session, Sessions, SessionStatus
 from bot.agent.skills import Skills
 from bot.agent.tools import ApprovalRequired, QuestionRequired, ToolContext
-from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.query import QueryParameters, execute_query
 from bot.agent.turns import ToolCall
 from bot.agent.undo import undo_card
 from bot.changes.decide import decide, record_pending
+from bot.changes.grants import mint_grant
 from bot.changes.types import (
     DIRECT,
     UNDO,

@@ -44,10 +44,10 @@ from bot.agent.tools import (
     ToolOutcome,
     ToolReply,
 )
-from bot.agent.tools.approved import mint_grant
 from bot.agent.tools.base import dumps
 from bot.agent.turns import JsonObject, ModelTurn, ToolCall, bound_arguments, refused_arguments
 from bot.changes.decide import record_pending
+from bot.changes.grants import mint_grant
 from bot.changes.types import ApprovalDecision, PendingApproval
 from bot.config import Environment, Mode, Settings
 from bot.state import State, StateError

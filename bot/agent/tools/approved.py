@@ -12,7 +12,6 @@ refused before its card is posted.
 
 from __future__ import annotations
 
-import asyncio
 import time
 import uuid
 from collections.abc import Callable
@@ -20,8 +19,7 @@ from typing import Any, TypeVar
 
 from bot.agent.tools.base import ToolContext, ToolReply
 from bot.changes.bounds import bounds_for
-from bot.changes.types import PendingApproval
-from bot.config import Settings
+from bot.changes.grants import off_the_loop
 from bot.db.bounded import (
     BoundedRun,
     CommitUnknown,
@@ -34,7 +32,7 @@ from bot.db.database import Database
 from bot.db.reach import ServerReach
 from bot.db.roles import current_role
 from bot.db.types import DbError, Execution
-from bot.sql.risk import Classification, Risk, classify
+from bot.sql.risk import Classification, Risk
 from bot.sql.undo import plan_row_change
 from bot.state.executions import (
     ExecutionRecord,
@@ -43,7 +41,7 @@ from bot.state.executions import (
     UndoRecord,
     call_execution_id,
 )
-from bot.state.grants import GrantClaim, Grants, GrantScope
+from bot.state.grants import GrantClaim
 
 T = TypeVar("T")
 
@@ -104,33 +102,6 @@ def mixes_ddl_and_dml(classification: Classification) -> str | None:
     if not ddl or not dml:
         return None
     return MIXED_DDL.format(ddl=", ".join(dict.fromkeys(ddl)), dml=", ".join(dict.fromkeys(dml)))
-
-
-async def approved_bounds(settings: Settings, pending: PendingApproval) -> tuple[int, ...]:
-    """The most rows each statement of an approved call may change."""
-    classification = await _off_the_loop(pending.sql, classify, pending.sql)
-    statements = [statement.text for statement in classification.statements]
-    approvals = settings.approvals
-    return bounds_for(
-        pending.impact,
-        statements,
-        margin=approvals.row_margin,
-        unknown=approvals.max_rows_unknown,
-    )
-
-
-async def mint_grant(
-    grants: Grants,
-    settings: Settings,
-    pending: PendingApproval,
-    scope: GrantScope,
-    approver: str,
-) -> None:
-    """The grant an approval gives: this SQL, this session, within the card's row counts."""
-    bounds = await approved_bounds(settings, pending)
-    await grants.mint(
-        pending.session_id, pending.database, pending.sql, scope, approver, bounds, pending.id
-    )
 
 
 def _write_ahead_record(
@@ -323,7 +294,7 @@ async def _run_dml(
             )
         return steps
 
-    steps = await _off_the_loop(classification.sql, plan)
+    steps = await off_the_loop(classification.sql, plan)
 
     async def before_commit(run: BoundedRun) -> None:
         # The images first: after a stop during COMMIT, recovery compares the rows with them.
@@ -333,17 +304,6 @@ async def _run_dml(
     return await run_bounded(
         db, steps, max_undo_rows=approvals.max_undo_rows, before_commit=before_commit
     )
-
-
-# Parsing a short call takes well under a millisecond; a pasted script of thousands of rows
-# would hold the event loop, so long SQL is parsed on a worker thread.
-_PARSE_INLINE_CHARS = 4_000
-
-
-async def _off_the_loop(sql: str, work: Callable[..., T], *args: Any) -> T:
-    if len(sql) <= _PARSE_INLINE_CHARS:
-        return work(*args)
-    return await asyncio.to_thread(work, *args)
 
 
 async def _keep_undo(
