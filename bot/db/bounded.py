@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.changes.bounds import over_bound, server_records
+from bot.changes.undo_rules import undo_refusal
 from bot.db.images import Row, TableImage, TableMeta, table_meta
 from bot.db.session import RawResult, Session
 from bot.db.types import DbError, Execution, StatementOutcome
-from bot.db.undo_rules import undo_refusal
 from bot.sql import undo as sql_undo
 from bot.sql.undo import RowChange, TableName
 
@@ -169,7 +169,7 @@ class _Transaction:
         if change.exact and change.table is not None:
             schema = change.table.schema or await self._current_schema()
             meta = await table_meta(self.session, schema, change.table.name, change.kind)
-        # The rules the card was decided by (bot.db.undo_rules), on the table as it is now.
+        # The rules the card was decided by (bot.changes.undo_rules), on the table as it is now.
         reason = undo_refusal(change, meta, functions=step.functions, max_undo_rows=self.cap)
         if reason or meta is None:
             self.reasons.append(where + (reason or "its table could not be read"))

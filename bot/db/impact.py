@@ -20,13 +20,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.changes.undo_rules import undo_refusal
 from bot.config import Approvals
 from bot.db.counting import ROWLESS, Beyond, beyond
 from bot.db.images import table_meta
 from bot.db.impact_types import Impact, RowCount, StatementImpact
 from bot.db.reach import Reached, ServerReach, walk
 from bot.db.types import Cell, DbError, ResultSet
-from bot.db.undo_rules import undo_refusal
 from bot.sql.impact import PREVIEW_ROWS, Plan, plan
 from bot.sql.risk import Classification, Risk, Statement, TableRef
 from bot.sql.undo import plan_row_change
@@ -396,7 +396,7 @@ async def _undo(
     budget: _Budget,
 ) -> str:
     """Why the statement has no exact Undo ("" when it has one): the rules the approved run
-    applies too (bot.db.undo_rules), on the table as the catalog shows it now."""
+    applies too (bot.changes.undo_rules), on the table as the catalog shows it now."""
     if len(statement.text) <= _PLAN_INLINE_CHARS:
         change = plan_row_change(statement.text, approvals.max_undo_rows)
     else:

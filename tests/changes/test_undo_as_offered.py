@@ -1,5 +1,5 @@
 """No Undo is offered that does not come: the card's "Undo" and the run's are decided by one
-function (bot/db/undo_rules.py), so for every kind of change the card and the outcome agree,
+function (bot/changes/undo_rules.py), so for every kind of change the card and the outcome agree,
 with the same reason when there is none. On the real MariaDB, through the Agent."""
 
 from __future__ import annotations

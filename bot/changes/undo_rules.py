@@ -1,6 +1,6 @@
-"""Whether an exact Undo exists for one statement: one function, asked before the card is
-posted (bot.db.impact) and again when the approved statement runs (bot.db.bounded), so the
-card never offers an Undo the run does not keep.
+"""Whether an exact Undo exists for one statement: one function, asked before the approvers
+are asked (bot.db.impact) and again when the approved statement runs (bot.db.bounded), so a
+change is never offered an Undo the run does not keep.
 
 No Undo for: what is not a single-table INSERT, UPDATE or DELETE (multi-table, REPLACE,
 INSERT IGNORE, ON DUPLICATE KEY UPDATE, a LIMIT that is not a number); a statement running a
@@ -32,7 +32,7 @@ def undo_refusal(
     max_undo_rows: int,
 ) -> str:
     """Why the statement has no exact Undo, or "" when it has one. `meta` is the written
-    table's (None when it was not read); `rows`/`count` are the card's, None at execution
+    table's (None when it was not read); `rows`/`count` are its impact's, None at execution
     (where the rows are capped as they are read)."""
     if not change.exact:
         return change.reason
