@@ -32,10 +32,12 @@ EVENTS = {
 
 
 def section(text: str, name: str) -> set[str]:
-    """The list items under `name:` in the YAML (comments dropped)."""
+    """The list items under `name:` in the YAML (comments dropped), each listed once."""
     block = re.search(rf"^(\s*){name}:\s*\n((?:\1\s+- .*\n)+)", text, re.MULTILINE)
     assert block, f"{name} is missing"
-    return {line.split("- ", 1)[1].split("#")[0].strip() for line in block.group(2).splitlines()}
+    items = [line.split("- ", 1)[1].split("#")[0].strip() for line in block.group(2).splitlines()]
+    assert len(items) == len(set(items)), f"{name} lists an item twice: {sorted(items)}"
+    return set(items)
 
 
 def test_the_manifest_asks_for_the_scopes_and_events_the_app_uses() -> None:
