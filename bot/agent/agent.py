@@ -409,6 +409,8 @@ class Agent:
                 outcome=OUTCOME_UNKNOWN,
                 error=item.text,
                 execution_id=current.id,
+                origin=current.origin or None,
+                role=current.role or None,
             )
             if not await self.executions.interrupt(current.id, OUTCOME_UNKNOWN):
                 return None

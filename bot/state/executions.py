@@ -57,6 +57,8 @@ class ExecutionRecord:
     finished_at: float | None = None
     undo_id: str | None = None
     pending_id: str | None = None  # the approval card's record the grant came from
+    origin: str = ""  # "mcp:<client name>" for a change an MCP client asked for
+    role: str = ""  # the database role it runs under ([databases.access])
 
     def to_json(self) -> dict[str, Any]:
         return {**asdict(self), "phase": self.phase.value}

@@ -108,6 +108,8 @@ async def test_a_request_whose_run_a_stop_cut_off_is_failed_with_what_is_known(
             transactional=True,
             started_at=time.time(),
             pending_id=pending.id,
+            origin=ORIGIN,
+            role="support",
         )
     )
     restarted = await make_agent()
@@ -115,6 +117,23 @@ async def test_a_request_whose_run_a_stop_cut_off_is_failed_with_what_is_known(
     assert record["status"] == "failed"
     assert record["applied"] is False  # stopped before COMMIT: rolled back by the server
     assert "it was not applied" in record["summary"]
+    # The audit says where the change came from and the role it ran under, as a run does.
+    [reported] = [
+        r for r in await restarted.audit.since(None) if r["outcome"].startswith("outcome unknown")
+    ]
+    assert (reported["origin"], reported["role"]) == (ORIGIN, "support")
+
+
+async def test_the_write_ahead_record_keeps_where_the_change_came_from(
+    make_agent: AgentFactory,
+) -> None:
+    agent = await make_agent()
+    pending = await proposed(agent)
+    await agent.approve(pending.id, approver=APPROVER, scope=GrantScope.ONCE)
+    [executed] = [r for r in await agent.audit.since(None) if r["outcome"] == "executed"]
+    written = await agent.state.executions.get(executed["execution_id"])
+    assert written is not None
+    assert (written.origin, written.role) == (ORIGIN, "")  # no access map: no role
 
 
 async def test_the_person_behind_the_client_never_approves_even_where_self_approval_is_allowed(

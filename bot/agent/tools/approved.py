@@ -127,6 +127,9 @@ def _write_ahead_record(
         # Only the run the click started shows on that card; a thread grant used again does not.
         pending_id=claim.pending_id if context.approver else None,
         started_at=time.time(),
+        # Kept so recovery audits an interrupted change with where it came from and its role.
+        origin=context.origin,
+        role=current_role() or "",
     )
 
 
