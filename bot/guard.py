@@ -33,7 +33,7 @@ from bot.sql.catalog_reads import (
     other_sessions,
     reads_rows_whole,
 )
-from bot.sql.lexical import first_foreign_space, has_executable_comment
+from bot.sql.lexical import has_executable_comment
 from bot.sql.risk import Classification, Risk
 from bot.sql.statements import (
     changes_how_sql_is_read,
@@ -230,7 +230,10 @@ def _not_as_judged(classification: Classification) -> str | None:
         # The checks are cheap to skip: a long script must not hold the event loop here.
         dynamic = first_word in ("EXECUTE", "PREPARE")
         for text in texts_it_runs(statement.text) if dynamic else (statement.text,):
-            commented = "/*" in text and has_executable_comment(text)
+            if dynamic:  # a statement held in a literal, cut here for the first time
+                commented = "/*" in text and has_executable_comment(text)
+            else:
+                commented = statement.executable_comment  # from the classifier's cut
             if first_word not in _DDL_WORDS and commented:
                 return HIDDEN_BY_COMMENT.format(number=number, kind=statement.kind)
             if not dynamic and first_word != "SET":
@@ -272,7 +275,7 @@ def judge(
 ) -> Decision:
     if not classification.statements:
         return Refused(NO_STATEMENT)
-    space = first_foreign_space(classification.sql)
+    space = classification.foreign_space
     if space is not None:
         return Refused(FOREIGN_SPACE.format(code=f"U+{ord(space):04X}"))
     risk = classification.risk

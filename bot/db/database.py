@@ -52,12 +52,20 @@ class Database:
         limit: int,
         use_replica: bool = False,
         timeout_s: float | None = None,
+        cut: bool = False,
     ) -> Execution:
         """Run statements in order on one connection; every finished one is reported.
 
+        Each text is cut and trimmed the way the classifier does (statement_text), unless
+        `cut` says the texts are a classification's statements (Statement.text) as they
+        are: those are already exactly that, and are not cut a second time.
+
         On failure raises DbError whose `.outcomes` holds the statements that finished.
         """
-        texts = [text for text in map(statement_text, statements) if text]
+        if cut:
+            texts = [text for text in statements if text]
+        else:
+            texts = [text for text in map(statement_text, statements) if text]
         if not texts:
             raise DbError("no SQL statement to run")
         if use_replica and not read_only:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -147,10 +148,13 @@ async def _statement(
         keys, key_problem = {}, f"its tables' keys could not be read ({exc.message})"
     else:
         key_problem = ""
+    rewritten = statement.rewritten  # read from the classifier's cut, not cut again
     if len(statement.text) <= _PLAN_INLINE_CHARS:
-        built = plan(statement.text, kind, keys)
+        built = plan(statement.text, kind, keys, rewritten=rewritten)
     else:  # parsing a long statement would hold the event loop
-        built = await asyncio.to_thread(plan, statement.text, kind, keys)
+        built = await asyncio.to_thread(
+            functools.partial(plan, statement.text, kind, keys, rewritten=rewritten)
+        )
     if misread:  # the queries would not mean what the statement means: run none of them
         built = dataclasses.replace(
             built, count_sql=None, explain_sql=None, preview_sql=None, problem=misread
@@ -397,10 +401,11 @@ async def _undo(
 ) -> str:
     """Why the statement has no exact Undo ("" when it has one): the rules the approved run
     applies too (bot.changes.undo_rules), on the table as the catalog shows it now."""
+    cap, rewritten = approvals.max_undo_rows, statement.rewritten
     if len(statement.text) <= _PLAN_INLINE_CHARS:
-        change = plan_row_change(statement.text, approvals.max_undo_rows)
+        change = plan_row_change(statement.text, cap, rewritten)
     else:
-        change = await asyncio.to_thread(plan_row_change, statement.text, approvals.max_undo_rows)
+        change = await asyncio.to_thread(plan_row_change, statement.text, cap, rewritten)
     meta = None
     if change.exact and change.table is not None and budget.left() >= _MIN_STEP_S:
         schema = change.table.schema or reach.schema

@@ -59,9 +59,19 @@ class Plan:
 Keys = Mapping[TableRef, tuple[str, ...]]  # written table -> its primary/unique NOT NULL key
 
 
-def plan(text: str, kind: str, keys: Keys, *, preview_rows: int = PREVIEW_ROWS) -> Plan:
-    """The measuring queries for one INSERT, REPLACE, UPDATE or DELETE statement."""
-    rewritten = rewritten_differently(text)
+def plan(
+    text: str,
+    kind: str,
+    keys: Keys,
+    *,
+    preview_rows: int = PREVIEW_ROWS,
+    rewritten: str | None = None,
+) -> Plan:
+    """The measuring queries for one INSERT, REPLACE, UPDATE or DELETE statement.
+    ``rewritten`` is what the classifier found (Statement.rewritten); None reads it from
+    ``text``."""
+    if rewritten is None:
+        rewritten = rewritten_differently(text)
     if rewritten:
         return Plan(kind, problem=f"its rows are not counted ahead: {rewritten}")
     try:

@@ -148,17 +148,31 @@ def foreign_space(piece: Piece) -> str | None:
 _HEX_NUMBER = re.compile(r"(?<![\w$@.])0x[0-9A-Fa-f]+(?![\w$])")
 
 
+_HEX_REWRITTEN = "a 0x… number changes meaning when the statement is rewritten (as x'…')"
+
+
+def rewrite_problem(piece: Piece) -> str:
+    """Why SQL rebuilt from the parse of one statement would not mean what it means, or ""."""
+    return _HEX_REWRITTEN if _HEX_NUMBER.search(piece.masked) else ""
+
+
 def rewritten_differently(sql: str) -> str:
     """Why SQL rebuilt from the parse of ``sql`` would not mean what ``sql`` means, or ""."""
     for piece in split(sql):
-        if _HEX_NUMBER.search(piece.masked):
-            return "a 0x… number changes meaning when the statement is rewritten (as x'…')"
+        problem = rewrite_problem(piece)
+        if problem:
+            return problem
     return ""
+
+
+def may_hold_foreign_space(sql: str) -> bool:
+    """Whether ``sql`` holds any character `foreign_space` looks for (one search, no cut)."""
+    return _FOREIGN_SPACE.search(sql) is not None
 
 
 def first_foreign_space(sql: str) -> str | None:
     """`foreign_space` of the first statement of ``sql`` that holds one."""
-    if not _FOREIGN_SPACE.search(sql):
+    if not may_hold_foreign_space(sql):
         return None  # the common case, without splitting
     for piece in split(sql):
         space = foreign_space(piece)

@@ -128,7 +128,7 @@ query. It runs synchronously; callers with large inputs run it in a thread.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 
@@ -171,6 +171,25 @@ class Statement:
     # Stored routines it runs: CALL p, and stored functions it calls (f(), other.f()), named
     # as the server resolves them (unquoted; schema None means the default database).
     calls: tuple[TableRef, ...] = ()
+    # The statement as the lexer cut it (text, comment-blanked code, literal-masked copy), so
+    # that what is read from its text later is read from this cut, not from a second one.
+    # None for a statement built by hand; its facts are then read from `text`.
+    piece: Piece | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def executable_comment(self) -> bool:
+        """Whether it holds a /*! … */ or /*M! … */ comment the server may run."""
+        if self.piece is not None:
+            return self.piece.executable_comment
+        return "/*" in self.text and has_executable_comment(self.text)
+
+    @property
+    def rewritten(self) -> str:
+        """Why SQL rebuilt from the parse of this statement would not mean what it means
+        (bot.sql.lexical.rewrite_problem), or ""."""
+        if self.piece is not None:
+            return rewrite_problem(self.piece)
+        return rewritten_differently(self.text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,6 +202,29 @@ class Classification:
     @property
     def is_read_only(self) -> bool:
         return self.risk is Risk.READ_ONLY
+
+    @property
+    def pieces(self) -> tuple[Piece, ...]:
+        """The statements as the lexer cut `sql`: the cut classify made (carried by each
+        statement), else `sql` cut now."""
+        carried = tuple(s.piece for s in self.statements if s.piece is not None)
+        if len(carried) == len(self.statements):
+            return carried
+        return tuple(split(self.sql))
+
+    @property
+    def foreign_space(self) -> str | None:
+        """The first character outside quotes that the parser takes for a space while the
+        server reads it as part of a name (bot.sql.lexical.foreign_space), or None."""
+        if not self.statements or any(s.piece is None for s in self.statements):
+            return first_foreign_space(self.sql)
+        if not may_hold_foreign_space(self.sql):
+            return None  # the common case: one search of the text
+        for piece in self.pieces:
+            space = foreign_space(piece)
+            if space is not None:
+                return space
+        return None
 
 
 _DIALECTS = frozenset({"mysql", "mariadb"})
@@ -264,7 +306,7 @@ def _statement(piece: Piece) -> tuple[Statement, bool]:
     if not reasons:
         reasons = (f"{kind} is {risk.value}",)
     statement = Statement(
-        piece.text, piece.start, piece.end, risk, kind, reasons, targets, reads, calls
+        piece.text, piece.start, piece.end, risk, kind, reasons, targets, reads, calls, piece
     )
     return statement, changes_reading
 
@@ -287,6 +329,15 @@ def _overall_reasons(statements: tuple[Statement, ...]) -> tuple[str, ...]:
 # The judging modules use the types above (bot.sql.verdict imports Risk and TableRef from
 # here), so they are imported after them. bot/sql/__init__.py imports this module first,
 # which makes any import order work.
-from bot.sql.lexical import Piece, foreign_space, split  # noqa: E402
+from bot.sql.lexical import (  # noqa: E402
+    Piece,
+    first_foreign_space,
+    foreign_space,
+    has_executable_comment,
+    may_hold_foreign_space,
+    rewrite_problem,
+    rewritten_differently,
+    split,
+)
 from bot.sql.statements import judge  # noqa: E402
 from bot.sql.verdict import SERVER  # noqa: E402

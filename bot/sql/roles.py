@@ -7,14 +7,17 @@ can never read with privileges its requester does not hold.
 
 from __future__ import annotations
 
-from bot.sql.lexical import split
+from collections.abc import Sequence
+
+from bot.sql.lexical import Piece, split
 from bot.sql.tokens import tokenize
 
 
-def switches_role(sql: str) -> bool:
+def switches_role(sql: str | Sequence[Piece]) -> bool:
     """Whether any statement of `sql` is SET ROLE or SET DEFAULT ROLE (executable comments
-    read with their content in place)."""
-    for piece in split(sql):
+    read with their content in place). `sql` is the text, or the statements the classifier
+    already cut it into (Classification.pieces)."""
+    for piece in split(sql) if isinstance(sql, str) else sql:
         words = [token.word for token in tokenize(piece, 3)]
         if words[:2] == ["SET", "ROLE"] or words[:3] == ["SET", "DEFAULT", "ROLE"]:
             return True

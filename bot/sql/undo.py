@@ -63,9 +63,12 @@ def no_undo(kind: str, reason: str) -> RowChange:
     return RowChange(kind=kind, table=None, reason=reason)
 
 
-def plan_row_change(sql: str, cap: int) -> RowChange:
-    """What to read around `sql` (one classified UPDATE, DELETE or INSERT) for its undo."""
-    rewritten = rewritten_differently(sql)
+def plan_row_change(sql: str, cap: int, rewritten: str | None = None) -> RowChange:
+    """What to read around `sql` (one classified UPDATE, DELETE or INSERT) for its undo.
+    ``rewritten`` is what the classifier found (Statement.rewritten); None reads it from
+    ``sql``."""
+    if rewritten is None:
+        rewritten = rewritten_differently(sql)
     if rewritten:
         return no_undo("UNKNOWN", rewritten)
     try:

@@ -276,7 +276,7 @@ async def _run_dml(
                 steps.append(WriteStep(statement.text, None, None))
                 continue
             bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
-            change = plan_row_change(statement.text, approvals.max_undo_rows)
+            change = plan_row_change(statement.text, approvals.max_undo_rows, statement.rewritten)
             # What it sets off, as the server holds it now (it may differ from the card's).
             extra = beyond(statement, reach, upsert=may_update(statement))
             if extra.uncounted and not approvals.allow_uncounted:

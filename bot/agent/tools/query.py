@@ -188,7 +188,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
     classification = await classify_sql(args.sql, context.settings.limits)
     if isinstance(classification, ToolReply):
         return classification
-    if switches_role(args.sql):
+    if switches_role(classification.pieces):  # the classifier's cut of args.sql
         text = ROLE_SWITCH
         await CallAudit(context, args.database, db.config.environment.value)(
             risk=classification.risk.value, sql=args.sql, outcome="refused", error=text
@@ -282,6 +282,7 @@ async def execute_query(context: ToolContext, args: QueryParameters) -> ToolOutc
             read_only=decision.read_only,
             use_replica=decision.use_replica,
             limit=limit,
+            cut=decision.texts is None,  # the classifier's statements, exactly as it cut them
         )
     except DbError as exc:
         done = Execution(args.database, exc.outcomes)
