@@ -3,9 +3,14 @@
 - An approved change it stopped while it ran (`Interrupted`): what was running, where, that
   it may or may not have been applied, and how to check (the agent's words); the card it
   was approved on shows the same, without its buttons. Never re-run.
-- A run cut off while it was reading or thinking (`RunResumable`): resumed in its thread.
-- A run cut off while a call that may change data was outstanding, with no write-ahead
-  record of it (`RunInterrupted`): what was running and what to check. Never re-run.
+- A run cut off while it was reading or thinking, or with a change it had not recorded
+  (and so not sent: before its card, or between the Approve click and its write-ahead
+  record) (`RunResumable`): resumed in its thread; the change goes on from where it was.
+- A run cut off while a change it had recorded was outstanding (`RunInterrupted`): what
+  was running, and its outcome when its record has one. Never re-run.
+
+Either way a card clicked in the cut-off run, whose decision never reached it, loses its
+buttons (`close_deciding_cards`): its approval was taken already.
 
 Resumed runs and reports of cut-off runs go through the thread's queue, so a message that
 arrives meanwhile waits its turn. What the cut-off run left open in its thread (its stream,
@@ -81,6 +86,22 @@ async def close_card(services: Services, item: Interrupted) -> None:
         await delivery.update(services.client, card.channel, card.ts, account)
 
 
+async def close_deciding_cards(services: Services, thread: Thread) -> None:
+    """A card clicked in the cut-off run, whose decision never reached it (the bot stopped
+    between the click and the change's record): its buttons go, so it does not ask for an
+    approval already taken. The run taken up says in the thread what became of the change."""
+    try:
+        cards = await services.deciding_cards.open_in(thread.session_id)
+        taken = [await services.deciding_cards.take(card.item.id) for card in cards]
+    except StateError as exc:
+        log.error("cards being decided in %s not closed: %s", thread.session_id, exc)
+        return
+    for card in taken:
+        if card is not None:  # else another replica took it
+            closed = approval_card.closed_card(card.item)
+            await delivery.update(services.client, card.channel, card.ts, closed)
+
+
 def run_interrupted_message(item: RunInterrupted) -> str:
     sql, _ = mrkdwn.truncate(mrkdwn.code_text(item.sql), _SQL_CHARS)
     asker = f"<@{mrkdwn.escape(item.requester)}> " if item.requester else ""
@@ -116,6 +137,7 @@ def take_up(services: Services, recovered: Sequence[Recovered]) -> None:
 def _tell(services: Services, thread: Thread, text: str) -> Job:
     async def job() -> None:
         await close_left_open(services, thread, strings.CUT_OFF_TOLD)
+        await close_deciding_cards(services, thread)
         await delivery.post(services.client, thread, answer_message(text))
 
     return job
@@ -124,6 +146,7 @@ def _tell(services: Services, thread: Thread, text: str) -> Job:
 def _resume(services: Services, thread: Thread) -> Job:
     async def job() -> None:
         await close_left_open(services, thread, strings.CUT_OFF_RESUMED)
+        await close_deciding_cards(services, thread)
         status = StatusLine(
             services.client,
             thread,

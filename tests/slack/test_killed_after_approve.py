@@ -28,7 +28,15 @@ from bot.state.executions import call_execution_id
 from tests.fakes.local import free_port
 from tests.fakes.model_server import FakeModelServer, call, calls, say
 from tests.fakes.slack_server import TEAM_ID, FakeSlack, Message
-from tests.slack.conftest import APPROVER, CHANNEL, SCHEMA, STAGING, SlackHarness, run_sql
+from tests.slack.conftest import (
+    APPROVER,
+    CHANNEL,
+    SCHEMA,
+    STAGING,
+    SlackHarness,
+    action_elements,
+    run_sql,
+)
 from tests.slack.served import ServedBot, bot_environment, private_redis
 from tests.waiting import until
 
@@ -155,6 +163,9 @@ async def test_killed_after_the_approve_click_before_its_record_the_change_runs_
                 lambda: any("not applied" in t for t in sender.texts(other_ts)), within_s=WAIT_S
             )
         texts = sender.texts(thread_ts)
+        # The card clicked in the killed run asks for nothing any more: its buttons are gone.
+        clicked = slack.message(CHANNEL, card.ts)
+        assert clicked.text.startswith("No longer pending") and not action_elements(clicked)
         assert texts.count(DELETED) == 1
         assert not [t for t in texts if "may or may not" in t]
         assert await order_12_left(shop_url) == 0  # the approved change ran
