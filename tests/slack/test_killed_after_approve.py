@@ -6,7 +6,11 @@ does not say it "may or may not have been applied"; it takes the run up, and the
 change runs, once.
 
 The approved run waits for real: the bot may hold one connection (`[limits] pool_size = 1`),
-and another thread's approved change holds it, waiting for a row the test has locked."""
+and another thread's approved change holds it, waiting for a row the test has locked.
+
+Killed earlier, at the first write after the click (the store's writes paused with `CLIENT
+PAUSE … WRITE`, the bot seen waiting in `CLIENT LIST`), nothing of the decision was kept:
+nothing is reported, the card still asks, and a click on it runs the change once."""
 
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from pathlib import Path
 
 import asyncmy
 import pytest
+import redis.asyncio as redis
 
 from bench.datasets import connect
 from bot.agent.runs import outstanding_write
@@ -174,3 +179,56 @@ async def test_killed_after_the_approve_click_before_its_record_the_change_runs_
         assert [r["outcome"] for r in executed].count("executed") == 1  # once
         (status,) = await run_sql(shop_url, [f"SELECT status FROM {SCHEMA}.orders WHERE id = 11"])
         assert status == ("pending",)
+
+
+async def a_write_is_held(store: redis.Redis) -> bool:
+    """A client of the store waits with a write the paused store holds back."""
+    clients = await store.execute_command("CLIENT", "LIST")
+    fields = [dict(part.split("=", 1) for part in line.split()) for line in clients.splitlines()]
+    return any("b" in c["flags"] and c["cmd"] not in _BLOCKING_READS for c in fields)
+
+
+_BLOCKING_READS = frozenset({"blpop", "brpop", "blmove", "xread", "xreadgroup", "wait"})
+
+
+async def test_killed_while_the_store_holds_the_click_the_approval_still_waits_for_it(
+    slack: FakeSlack, model: FakeModelServer, shop_url: str, tmp_path: Path
+) -> None:
+    """Killed at the first write after the click, before anything of the decision was kept:
+    nothing is reported, the card still asks, and a click on it runs the change once."""
+    sender = SlackHarness(slack, model, shop_url, tmp_path / "unused")
+    model.script(
+        calls(call("execute_query", {"database": STAGING, "sql": DELETE_12})), say(DELETED)
+    )
+    async with private_redis(tmp_path) as redis_url:
+        env = bot_environment(tmp_path, slack, model, shop_url, state_url=redis_url)
+        store = redis.from_url(redis_url, decode_responses=True)
+        try:
+            async with served(env) as first:
+                thread_ts, _ = await first.sender(sender).mention("delete order 12")
+                card = await card_of(slack, sender, thread_ts)
+                await store.execute_command("CLIENT", "PAUSE", "30000", "WRITE")
+                try:
+                    assert (await sender.click("approve_once", card, user=APPROVER)).status == 200
+                    await until(lambda: a_write_is_held(store), WAIT_S)
+                    first.kill()
+                finally:
+                    await store.execute_command("CLIENT", "UNPAUSE")
+            assert await order_12_left(shop_url) == 1  # nothing ran
+
+            restarted = {**env, "PORT": str(free_port())}
+            async with served(restarted) as second:
+                assert (
+                    await second.sender(sender).click("approve_once", card, user=APPROVER)
+                ).status == 200
+                await slack.wait_for(lambda: DELETED in sender.texts(thread_ts), within_s=WAIT_S)
+        finally:
+            await store.aclose()
+        texts = sender.texts(thread_ts)
+        assert texts.count(DELETED) == 1
+        assert not [t for t in texts if "restarted" in t or "may or may not" in t]
+        assert slack.message(CHANNEL, card.ts).text.startswith("Approved")
+        assert await order_12_left(shop_url) == 0
+        async with store_of(env) as state:
+            executed = [r for r in await state.audit.since(None) if r["sql"] == DELETE_12]
+        assert [r["outcome"] for r in executed].count("executed") == 1
