@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot import guard
-from bot.agent.tools.approved import mixes_ddl_and_dml
+from bot.changes.execute import mixes_ddl_and_dml
 from bot.observability import metrics
 from bot.observability.observe import model_failure
 from bot.sql.risk import classify

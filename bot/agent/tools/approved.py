@@ -1,46 +1,26 @@
-"""Running an approved change: write-ahead record, bounded transaction, outcome, undo.
+"""Running an approved change from a tool call: the write-ahead record and the bounded run
+(bot.changes.execute), then the outcome recorded, audited and answered, the grant released.
 
 The order matters. The grant is claimed (a one-time grant is gone, a thread grant is held),
 then the change is recorded `executing` (execution log and audit log) before its first
 statement is sent, `committing` before COMMIT, and its outcome after. A bot stopped anywhere
 in between leaves a record recovery reports as interrupted; nothing is ever re-run by itself.
-
-DML runs in one transaction, bounded by the rows the card stated (bot.db.bounded); DDL, which
-MySQL/MariaDB commit implicitly, runs alone and unbounded, and a call mixing the two is
-refused before its card is posted.
 """
 
 from __future__ import annotations
 
-import time
-import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 from bot.agent.tools.base import ToolContext, ToolReply
-from bot.changes.bounds import bounds_for
-from bot.changes.grants import off_the_loop
-from bot.db.bounded import (
-    BoundedRun,
-    CommitUnknown,
-    RolledBack,
-    WriteStep,
-    run_bounded,
-)
-from bot.db.counting import beyond, may_update
+from bot.changes.execute import run_change, write_ahead_record
+from bot.db.bounded import BoundedRun, CommitUnknown, RolledBack
 from bot.db.database import Database
 from bot.db.reach import ServerReach
 from bot.db.roles import current_role
 from bot.db.types import DbError, Execution
 from bot.sql.risk import Classification, Risk
-from bot.sql.undo import plan_row_change
-from bot.state.executions import (
-    ExecutionRecord,
-    Executions,
-    Phase,
-    UndoRecord,
-    call_execution_id,
-)
+from bot.state.executions import ExecutionRecord, Executions, Phase
 from bot.state.grants import GrantClaim
 
 T = TypeVar("T")
@@ -87,51 +67,6 @@ class CallAudit:
 
 Reply = Callable[[Execution], ToolReply]
 
-MIXED_DDL = (
-    "Blocked: this call mixes DDL ({ddl}) with data changes ({dml}). MySQL/MariaDB commit "
-    "DDL implicitly, so the data changes could not be rolled back with it. Send the DDL in a "
-    "call of its own, then the data changes."
-)
-NO_DDL_UNDO = "DDL cannot be undone (MySQL/MariaDB commit it implicitly)"
-
-
-def mixes_ddl_and_dml(classification: Classification) -> str | None:
-    """The refusal for a call holding both DDL and data changes, else None."""
-    ddl = [s.kind for s in classification.statements if s.risk is Risk.DDL]
-    dml = [s.kind for s in classification.statements if s.risk is Risk.WRITE]
-    if not ddl or not dml:
-        return None
-    return MIXED_DDL.format(ddl=", ".join(dict.fromkeys(ddl)), dml=", ".join(dict.fromkeys(dml)))
-
-
-def _write_ahead_record(
-    context: ToolContext, db: Database, sql: str, claim: GrantClaim, transactional: bool
-) -> ExecutionRecord:
-    # Named after the model's call when there is one: the restart finds it (or knows that
-    # nothing was sent). A direct run (a Run button, an Undo) has no call to name it.
-    execution_id = (
-        call_execution_id(context.session_id, context.call_id)
-        if context.call_id
-        else uuid.uuid4().hex
-    )
-    return ExecutionRecord(
-        id=execution_id,
-        session_id=context.session_id,
-        database=db.config.name,
-        environment=db.config.environment.value,
-        sql=sql,
-        requester=context.requester.user_id,
-        approver=context.approver or claim.approver,
-        grant_id=claim.id,
-        transactional=transactional,
-        # Only the run the click started shows on that card; a thread grant used again does not.
-        pending_id=claim.pending_id if context.approver else None,
-        started_at=time.time(),
-        # Kept so recovery audits an interrupted change with where it came from and its role.
-        origin=context.origin,
-        role=current_role() or "",
-    )
-
 
 async def run_approved(
     context: ToolContext,
@@ -149,17 +84,25 @@ async def run_approved(
         await context.grants.release(claim.id)
         return ToolReply("Error: the execution log is not available; not run")
     ddl = any(statement.risk is Risk.DDL for statement in classification.statements)
-    record = _write_ahead_record(context, db, classification.sql, claim, not ddl)
+    record = write_ahead_record(
+        session_id=context.session_id,
+        call_id=context.call_id,
+        requester=context.requester.user_id,
+        approver=context.approver,
+        origin=context.origin,
+        db=db,
+        sql=classification.sql,
+        claim=claim,
+        transactional=not ddl,
+    )
     run = _ApprovedRun(context, executions, record, claim, audit, classification)
     await executions.begin(record)
     await run.audit_sql("executing")
+    approvals = context.settings.approvals
     try:
-        if ddl:
-            texts = [statement.text for statement in classification.statements]
-            execution = await db.execute(texts, read_only=False, limit=limit)
-            done = BoundedRun(execution, (), NO_DDL_UNDO)
-        else:
-            done = await _run_dml(context, db, classification, claim, record, executions, reach)
+        done = await run_change(
+            db, classification, claim, record, executions, reach, approvals, limit=limit
+        )
     except CommitUnknown as exc:
         return await run.unknown(exc)
     except DbError as exc:
@@ -252,79 +195,6 @@ class _ApprovedRun:
             undo_id=undo_id,
             undo_reason="" if undo_id else done.undo_reason,
         )
-
-
-async def _run_dml(
-    context: ToolContext,
-    db: Database,
-    classification: Classification,
-    claim: GrantClaim,
-    record: ExecutionRecord,
-    executions: Executions,
-    reach: ServerReach,
-) -> BoundedRun:
-    approvals = context.settings.approvals
-    texts = [statement.text for statement in classification.statements]
-    bounds: tuple[int | None, ...] = claim.bounds or bounds_for(
-        None, texts, margin=approvals.row_margin, unknown=approvals.max_rows_unknown
-    )
-
-    def plan() -> list[WriteStep]:
-        steps = []
-        for index, statement in enumerate(classification.statements):
-            if statement.risk is Risk.READ_ONLY:
-                steps.append(WriteStep(statement.text, None, None))
-                continue
-            bound = bounds[index] if index < len(bounds) else approvals.max_rows_unknown
-            change = plan_row_change(statement.text, approvals.max_undo_rows, statement.rewritten)
-            # What it sets off, as the server holds it now (it may differ from the card's).
-            extra = beyond(statement, reach, upsert=may_update(statement))
-            if extra.uncounted and not approvals.allow_uncounted:
-                raise DbError(
-                    "not run, nothing was changed: what it writes can no longer all be "
-                    f"counted ({'; '.join(extra.uncounted)}), and [approvals] "
-                    "allow_uncounted is off"
-                )
-            steps.append(
-                WriteStep(
-                    statement.text,
-                    bound,
-                    change,
-                    cascades=tuple(cascade.locking_sql for cascade in extra.cascades),
-                    functions=extra.functions,
-                    kind=statement.kind,
-                )
-            )
-        return steps
-
-    steps = await off_the_loop(classification.sql, plan)
-
-    async def before_commit(run: BoundedRun) -> None:
-        # The images first: after a stop during COMMIT, recovery compares the rows with them.
-        undo_id = await _keep_undo(executions, record, run)
-        await executions.committing(record.id, undo_id)
-
-    return await run_bounded(
-        db, steps, max_undo_rows=approvals.max_undo_rows, before_commit=before_commit
-    )
-
-
-async def _keep_undo(
-    executions: Executions, record: ExecutionRecord, done: BoundedRun
-) -> str | None:
-    if done.undo_reason or not done.images:
-        return None
-    undo = UndoRecord(
-        id=uuid.uuid4().hex,
-        execution_id=record.id,
-        session_id=record.session_id,
-        database=record.database,
-        sql=record.sql,
-        created_at=time.time(),
-        images=tuple(image.to_json() for image in done.images),
-    )
-    await executions.save_undo(undo)
-    return undo.id
 
 
 def _changed(outcomes: Any) -> int | None:

@@ -13,7 +13,7 @@ from typing import Any
 from pydantic import Field
 
 from bot.agent.outcomes import QueryResult
-from bot.agent.tools.approved import CallAudit, mixes_ddl_and_dml, run_approved
+from bot.agent.tools.approved import CallAudit, run_approved
 from bot.agent.tools.base import (
     AGENT_ONLY,
     ApprovalRequired,
@@ -35,6 +35,7 @@ from bot.agent.tools.protection import (
     privilege_message,
     protection,
 )
+from bot.changes.execute import mixes_ddl_and_dml
 from bot.config import Approvals
 from bot.db.impact import measure
 from bot.db.impact_types import Impact
