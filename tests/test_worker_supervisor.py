@@ -192,6 +192,9 @@ async def test_a_worker_that_cannot_reach_the_store_at_its_restart_is_started_ag
     env = environment(
         tmp_path, database_url=mysql_url, DBAGENT_STATE_URL=private_redis.url, PORT=str(free_port())
     )
+    # The stop below is bounded by the grace and the kill past it (2 s + 15 s), not by the
+    # default grace (20 s + 15 s) that a worker still finishing something may take.
+    with_short_grace(env)
     workers = Workers(env)
     parent = await workers.start()
     try:
@@ -203,7 +206,8 @@ async def test_a_worker_that_cannot_reach_the_store_at_its_restart_is_started_ag
         assert parent.returncode is None and len(workers_of(parent.pid)) >= 1
         await private_redis.start()
         await until(lambda: workers.count("is serving Slack over HTTP") >= 3, within_s=60)
-        assert await workers.stop() == 0
+        status = await workers.stop()
+        assert status == 0, "".join(workers.log)
     finally:
         workers.kill_all()
 
