@@ -9,7 +9,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from bench.datasets import connect
+from bot.config import ConnectionTarget, DatabaseConfig
+from tests.fakes.slack_server import FakeSlack
 from tests.schemas import RUN_SUFFIX
+
+DB = "shop-roles"
+ANALYST = "U0ANALYST"
+SUPPORT_GROUP = "S0SUPPORT"
+SUPPORT = "U0SUPPORT"
 
 
 async def run_statements(url: str, statements: list[str]) -> None:
@@ -67,7 +74,20 @@ async def server_roles(mysql_url: str, schema: str) -> AsyncIterator[dict[str, s
 
 
 def login_url(mysql_url: str, names: dict[str, str], schema: str) -> str:
-    from bot.config import ConnectionTarget
-
     target = ConnectionTarget.parse(mysql_url)
     return f"mysql://{names['login']}:{names['password']}@{target.host}:{target.port}/{schema}"
+
+
+def mapped_database(
+    slack: FakeSlack, mysql_url: str, names: dict[str, str], schema: str
+) -> DatabaseConfig:
+    """The role tests' database, reached through the login: the analyst mapped by user id, the
+    support role by a user group whose member the fake Slack knows."""
+    slack.users.update({ANALYST: "UTC", SUPPORT: "UTC"})
+    slack.usergroups[SUPPORT_GROUP] = [SUPPORT]
+    return DatabaseConfig(
+        name=DB,
+        url=login_url(mysql_url, names, schema),
+        environment="staging",
+        access={ANALYST: names["analyst"], SUPPORT_GROUP: names["support"]},
+    )

@@ -17,19 +17,20 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
-from bot.config import DatabaseConfig
 from tests.fakes.model_server import FakeModelServer
 from tests.fakes.slack_server import FakeSlack
 from tests.mcp.support import APPROVAL_CHANNEL, http_session, json_of, text_of
 from tests.schemas import run_schema
-from tests.server_roles import login_url, server_roles
+from tests.server_roles import (
+    ANALYST,
+    DB,
+    SUPPORT,
+    mapped_database,
+    server_roles,
+)
 from tests.slack.conftest import APPROVER, BYSTANDER, SlackHarness, run_sql
 
 SCHEMA = run_schema("dbagent_t_mcp_roles")
-DB = "shop-roles"
-ANALYST = "U0ANALYST"
-SUPPORT_GROUP = "S0SUPPORT"
-SUPPORT = "U0SUPPORT"
 CLIENTS = {  # client name -> (its token, the Slack user it acts for)
     "analyst-laptop": ("analyst-" + "c3" * 20, ANALYST),
     "support-laptop": ("support-" + "d4" * 20, SUPPORT),
@@ -51,16 +52,8 @@ async def bot(
     tmp_path: Path,
     roles: dict[str, str],
 ) -> AsyncIterator[SlackHarness]:
-    url = login_url(mysql_url, roles, SCHEMA)
-    slack.users.update({ANALYST: "UTC", SUPPORT: "UTC"})
-    slack.usergroups[SUPPORT_GROUP] = [SUPPORT]
-    harness = SlackHarness(slack, model, url, tmp_path / "state")
-    database = DatabaseConfig(
-        name=DB,
-        url=url,
-        environment="staging",
-        access={ANALYST: roles["analyst"], SUPPORT_GROUP: roles["support"]},
-    )
+    database = mapped_database(slack, mysql_url, roles, SCHEMA)
+    harness = SlackHarness(slack, model, database.url.get_secret_value(), tmp_path / "state")
     mcp = {
         "approval_channel": APPROVAL_CHANNEL,
         "clients": [

@@ -15,18 +15,19 @@ from typing import Any
 
 import pytest
 
-from bot.config import DatabaseConfig
 from tests.fakes.model_server import FakeModelServer, call, calls, say
 from tests.fakes.slack_server import FakeSlack
 from tests.schemas import run_schema
-from tests.server_roles import login_url, server_roles
+from tests.server_roles import (
+    ANALYST,
+    DB,
+    SUPPORT,
+    mapped_database,
+    server_roles,
+)
 from tests.slack.conftest import APPROVER, BYSTANDER, SlackHarness
 
 SCHEMA = run_schema("dbagent_t_roles")
-DB = "shop-roles"
-ANALYST = "U0ANALYST"
-SUPPORT_GROUP = "S0SUPPORT"
-SUPPORT = "U0SUPPORT"
 
 
 @pytest.fixture
@@ -43,16 +44,8 @@ async def bot(
     tmp_path: Path,
     roles: dict[str, str],
 ) -> AsyncIterator[SlackHarness]:
-    url = login_url(mysql_url, roles, SCHEMA)
-    slack.users.update({ANALYST: "UTC", SUPPORT: "UTC"})
-    slack.usergroups[SUPPORT_GROUP] = [SUPPORT]
-    harness = SlackHarness(slack, model, url, tmp_path / "state")
-    database = DatabaseConfig(
-        name=DB,
-        url=url,
-        environment="staging",
-        access={ANALYST: roles["analyst"], SUPPORT_GROUP: roles["support"]},
-    )
+    database = mapped_database(slack, mysql_url, roles, SCHEMA)
+    harness = SlackHarness(slack, model, database.url.get_secret_value(), tmp_path / "state")
     harness.settings = harness.settings.model_copy(update={"databases": [database]})
     await harness.start()
     yield harness
